@@ -1,0 +1,89 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Shoal",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "shoal", targets: ["shoal"]),
+        .library(name: "DocumentModel", targets: ["DocumentModel"]),
+        .library(name: "DocumentStore", targets: ["DocumentStore"]),
+        .library(name: "RESTServer", targets: ["RESTServer"]),
+        .library(name: "ShoalNode", targets: ["ShoalNode"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // Pure values: JSON, canonical encoding, RevID, RevTree, winner order. No I/O.
+        .target(name: "DocumentModel"),
+        // SQLite storage (GRDB over the system libsqlite3): documents, revisions, sequences, attachments.
+        .target(
+            name: "DocumentStore",
+            dependencies: [
+                "DocumentModel",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // HTTP API (public + admin listeners), Sync Gateway / CouchDB compatible.
+        .target(
+            name: "RESTServer",
+            dependencies: [
+                "DocumentModel",
+                "DocumentStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // Composition root: configuration, databases, listeners, lifecycle.
+        .target(
+            name: "ShoalNode",
+            dependencies: [
+                "DocumentModel",
+                "DocumentStore",
+                "RESTServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "shoal",
+            dependencies: [
+                "ShoalNode",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Shared test helpers: temporary directories and stores, a node on ephemeral ports, an HTTP client.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "DocumentModel",
+                "DocumentStore",
+                "ShoalNode",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "DocumentModelTests", dependencies: ["DocumentModel"]),
+        .testTarget(name: "DocumentStoreTests", dependencies: ["DocumentStore", "TestSupport"]),
+        .testTarget(
+            name: "RESTServerTests",
+            dependencies: [
+                "RESTServer", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(name: "ShoalNodeTests", dependencies: ["ShoalNode", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,60 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+/// A `docs` row loaded inside a transaction: the row ID, the decoded tree and the
+/// winning body's bytes.
+struct DocumentRow {
+    let rowID: Int64
+    let key: String
+    var tree: RevTree
+    let sequence: UInt64
+    /// The winner's stored body (canonical JSON), if any.
+    let winnerBody: [UInt8]?
+
+    static let columns = "id, key, seq, tree, body"
+
+    init(row: Row) throws {
+        rowID = row[0]
+        key = row[1]
+        sequence = UInt64(row[2] as Int64)
+        let treeBytes: Data = row[3]
+        do {
+            tree = try RevTree(serialized: treeBytes)
+        } catch {
+            throw StoreError(.storage, reason: "corrupt revision tree for \(row[1] as String): \(error)")
+        }
+        winnerBody = (row[4] as Data?).map { [UInt8]($0) }
+    }
+
+    static func load(_ db: Database, key: String) throws -> DocumentRow? {
+        let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM docs WHERE key = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [key]) else { return nil }
+        return try DocumentRow(row: row)
+    }
+
+    /// The stored body bytes of `rev`, or nil when not stored.
+    func bodyBytes(_ db: Database, of rev: RevID) throws -> [UInt8]? {
+        if rev == tree.winner { return winnerBody }
+        let statement = try db.cachedStatement(sql: "SELECT body FROM revs WHERE doc = ? AND rev = ?")
+        return try Data.fetchOne(statement, arguments: [rowID, rev.description]).map { [UInt8]($0) }
+    }
+
+    func body(_ db: Database, of rev: RevID) throws -> [String: JSON]? {
+        guard let bytes = try bodyBytes(db, of: rev) else { return nil }
+        return try Self.decode(bytes)
+    }
+
+    static func decode(_ bytes: [UInt8]) throws -> [String: JSON] {
+        do {
+            guard let object = try JSON.parse(bytes).objectValue else {
+                throw StoreError(.storage, reason: "stored body is not an object")
+            }
+            return object
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.storage, reason: "corrupt stored body: \(error)")
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+extension DocumentStore {
+    /// Applies one prepared update inside the current transaction.
+    static func apply(
+        _ update: PreparedUpdate, db: Database, counters: inout Counters, context: WriteContext
+    ) throws -> WriteResult {
+        let existing = try DocumentRow.load(db, key: update.docID)
+        var tree = existing?.tree ?? RevTree()
+        let wasLive = existing.map { !$0.tree.isDeleted } ?? false
+        let sequence = counters.lastSequence + 1
+
+        let revID: RevID
+        let body: [String: JSON]
+        switch update.mode {
+        case .edit(let requestedParent):
+            let parent = try editParent(requested: requestedParent, tree: tree, deleting: update.deleted)
+            let generation = (parent?.generation ?? 0) + 1
+            let parentAttachments = try parent.flatMap { try existing?.body(db, of: $0) }
+                .map { AttachmentInfo.parse($0["_attachments"]) } ?? [:]
+            body = try resolveBody(update, generation: generation, ancestors: [parentAttachments], blobs: context.blobs)
+            revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: RevisionBody.digestBody(body))
+            do {
+                try tree.insert(revID, parent: parent, deleted: update.deleted, hasBody: true, sequence: sequence)
+            } catch {
+                throw StoreError.updateConflict
+            }
+        case .replicate(let history):
+            revID = history[0]
+            if let node = tree.node(for: revID), node.hasBody {
+                return WriteResult(docID: update.docID, revID: revID, sequence: nil)
+            }
+            // Stubs resolve against the closest ancestor whose body we hold.
+            var ancestors: [[String: AttachmentInfo]] = []
+            if let existing {
+                for rev in history.dropFirst() where tree.node(for: rev)?.hasBody == true {
+                    if let parentBody = try existing.body(db, of: rev) {
+                        ancestors.append(AttachmentInfo.parse(parentBody["_attachments"]))
+                    }
+                }
+            }
+            body = try resolveBody(update, generation: revID.generation, ancestors: ancestors, blobs: context.blobs)
+            if tree.contains(revID) {
+                // Known placeholder without a body (an ancestor we learned from a history):
+                // store the body now; no new sequence.
+                tree.setHasBody(revID, true)
+                let bytes = try encode(body, maxSize: context.maxSize)
+                try storeBody(db, existing: existing!, tree: tree, rev: revID, bytes: bytes, sequence: existing!.sequence)
+                return WriteResult(docID: update.docID, revID: revID, sequence: nil)
+            }
+            do {
+                _ = try tree.insert(history: history, deleted: update.deleted, hasBody: true, sequence: sequence)
+            } catch {
+                throw StoreError.badRequest("Bad _revisions: \(error)")
+            }
+        }
+
+        let bytes = try encode(body, maxSize: context.maxSize)
+        let removed = tree.stem(limit: context.revsLimit)
+        if let existing {
+            try storeBody(db, existing: existing, tree: tree, rev: revID, bytes: bytes, sequence: sequence)
+            if !removed.isEmpty {
+                let statement = try db.cachedStatement(sql: "DELETE FROM revs WHERE doc = ? AND rev = ?")
+                for rev in removed { try statement.execute(arguments: [existing.rowID, rev.description]) }
+            }
+        } else {
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO docs(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """)
+            try statement.execute(arguments: [
+                update.docID, Int64(sequence), revID.description, tree.isDeleted, tree.hasConflict,
+                Data(tree.serialized()), Data(bytes),
+            ])
+        }
+        counters.lastSequence = sequence
+        counters.docCount += Int64((tree.isDeleted ? 0 : 1) - (wasLive ? 1 : 0))
+        return WriteResult(docID: update.docID, revID: revID, sequence: sequence)
+    }
+
+    /// The parent a normal edit attaches to, or a conflict.
+    private static func editParent(requested: RevID?, tree: RevTree, deleting: Bool) throws -> RevID? {
+        guard let requested else {
+            // Creating: only when the document is absent or entirely deleted, in which
+            // case the new revision extends the winning tombstone.
+            if tree.isEmpty { return nil }
+            if tree.isDeleted && !deleting { return tree.winner }
+            throw StoreError.updateConflict
+        }
+        guard let node = tree.node(for: requested), tree.isLeaf(requested) else {
+            throw StoreError.updateConflict
+        }
+        if node.deleted && !tree.isDeleted { throw StoreError.updateConflict }
+        if node.deleted && deleting { throw StoreError.updateConflict }
+        return requested
+    }
+
+    /// The stored body: user properties plus resolved `_attachments`.
+    private static func resolveBody(
+        _ update: PreparedUpdate, generation: Int, ancestors: [[String: AttachmentInfo]], blobs: BlobStore
+    ) throws -> [String: JSON] {
+        var body = update.properties
+        guard !update.attachments.isEmpty else { return body }
+        var resolved: [String: JSON] = [:]
+        for (name, pending) in update.attachments {
+            switch pending {
+            case .new(let contentType, let digest, let length):
+                resolved[name] = AttachmentInfo(contentType: contentType, digest: digest, length: length, revpos: generation).json
+            case .stub(let stubName, let digest, let revpos):
+                if let info = ancestors.lazy.compactMap({ $0[stubName] }).first(where: { digest == nil || $0.digest == digest }) {
+                    resolved[name] = info.json
+                } else if let digest, blobs.contains(digest), let revpos {
+                    let length = (try? FileManager.default.attributesOfItem(atPath: blobs.path(for: digest)!)[.size] as? Int) ?? 0
+                    resolved[name] = AttachmentInfo(
+                        contentType: "application/octet-stream", digest: digest, length: length, revpos: revpos
+                    ).json
+                } else {
+                    throw StoreError(.preconditionFailed, error: "missing_stub", reason: "Invalid attachment stub in \(update.docID) for \(stubName)")
+                }
+            case .known(let info):
+                guard blobs.contains(info.digest) else {
+                    throw StoreError(.preconditionFailed, error: "missing_stub", reason: "Missing attachment content for \(name) (\(info.digest))")
+                }
+                resolved[name] = info.json
+            }
+        }
+        body["_attachments"] = .object(resolved)
+        return body
+    }
+
+    private static func encode(_ body: [String: JSON], maxSize: Int) throws -> [UInt8] {
+        let bytes = JSON.object(body).canonicalBytes()
+        if bytes.count > maxSize {
+            throw StoreError(.tooLarge, reason: "Document exceeds the maximum size of \(maxSize) bytes")
+        }
+        return bytes
+    }
+
+    /// Writes `bytes` as the body of `rev` and keeps the invariant: `docs.body` holds
+    /// the winner's body, `revs` every other stored body.
+    private static func storeBody(
+        _ db: Database, existing: DocumentRow, tree: RevTree, rev: RevID, bytes: [UInt8], sequence: UInt64
+    ) throws {
+        let oldWinner = existing.tree.winner
+        let newWinner = tree.winner!
+        var winnerBody: [UInt8]? = existing.winnerBody
+        let insertRev = try db.cachedStatement(sql: "INSERT OR REPLACE INTO revs(doc, rev, body) VALUES (?, ?, ?)")
+        if oldWinner != newWinner {
+            if let oldWinner, let oldBody = existing.winnerBody, tree.contains(oldWinner) {
+                try insertRev.execute(arguments: [existing.rowID, oldWinner.description, Data(oldBody)])
+            }
+            if newWinner == rev {
+                winnerBody = bytes
+            } else {
+                winnerBody = try existing.bodyBytes(db, of: newWinner)
+                try db.cachedStatement(sql: "DELETE FROM revs WHERE doc = ? AND rev = ?")
+                    .execute(arguments: [existing.rowID, newWinner.description])
+            }
+        } else if newWinner == rev {
+            winnerBody = bytes
+        }
+        if newWinner != rev {
+            try insertRev.execute(arguments: [existing.rowID, rev.description, Data(bytes)])
+        }
+        let update = try db.cachedStatement(sql: """
+            UPDATE docs SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?
+            """)
+        try update.execute(arguments: [
+            Int64(sequence), newWinner.description, tree.isDeleted, tree.hasConflict,
+            Data(tree.serialized()), winnerBody.map { Data($0) }, existing.rowID,
+        ])
+    }
+
+    static func saveCounters(_ db: Database, _ counters: Counters, previous: Counters) throws {
+        guard counters.lastSequence != previous.lastSequence || counters.docCount != previous.docCount else { return }
+        let statement = try db.cachedStatement(sql: "UPDATE meta SET value = ? WHERE key = ?")
+        try statement.execute(arguments: [Int64(counters.lastSequence), "last_seq"])
+        try statement.execute(arguments: [counters.docCount, "doc_count"])
+    }
+}

@@ -1,0 +1,104 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+/// One document as listed by the changes feed or `_all_docs`.
+public struct DocumentListing: Sendable, Equatable {
+    public let docID: String
+    public let sequence: UInt64
+    public let tree: RevTree
+    /// The winner's body, when requested.
+    public let body: [String: JSON]?
+
+    public var winner: RevID { tree.winner! }
+    public var deleted: Bool { tree.isDeleted }
+}
+
+/// Options of `_all_docs`.
+public struct AllDocsQuery: Sendable {
+    public var startKey: String?
+    public var endKey: String?
+    public var inclusiveEnd = true
+    public var descending = false
+    public var limit: Int?
+    public var skip = 0
+    public var includeBodies = false
+    /// Only documents with more than one live leaf.
+    public var onlyConflicts = false
+
+    public init() {}
+}
+
+extension DocumentStore {
+    /// Documents changed after `since`, in sequence order: each document once, at its
+    /// latest sequence.
+    public func changes(
+        since: UInt64, limit: Int? = nil, docIDs: Set<String>? = nil, activeOnly: Bool = false,
+        includeBodies: Bool = false
+    ) async throws(StoreError) -> [DocumentListing] {
+        try await read { db in
+            var sql = "SELECT key, seq, tree, \(includeBodies ? "body" : "NULL") FROM docs WHERE seq > ?"
+            var arguments: StatementArguments = [Int64(clamping: since)]
+            if activeOnly { sql += " AND deleted = 0" }
+            if let docIDs {
+                sql += " AND key IN (\(docIDs.map { _ in "?" }.joined(separator: ",")))"
+                arguments += StatementArguments(Array(docIDs))
+            }
+            sql += " ORDER BY seq"
+            if let limit { sql += " LIMIT \(max(0, limit))" }
+            return try Self.listings(db, sql: sql, arguments: arguments)
+        }
+    }
+
+    /// Live documents by ID (`_all_docs`).
+    public func allDocs(_ query: AllDocsQuery) async throws(StoreError) -> [DocumentListing] {
+        try await read { db in
+            var sql = "SELECT key, seq, tree, \(query.includeBodies ? "body" : "NULL") FROM docs WHERE deleted = 0"
+            var arguments: StatementArguments = []
+            let (low, high) = query.descending ? (query.endKey, query.startKey) : (query.startKey, query.endKey)
+            let lowInclusive = query.descending ? query.inclusiveEnd : true
+            let highInclusive = query.descending ? true : query.inclusiveEnd
+            if let low {
+                sql += " AND key \(lowInclusive ? ">=" : ">") ?"
+                arguments += [low]
+            }
+            if let high {
+                sql += " AND key \(highInclusive ? "<=" : "<") ?"
+                arguments += [high]
+            }
+            if query.onlyConflicts { sql += " AND conflicted = 1" }
+            sql += " ORDER BY key \(query.descending ? "DESC" : "ASC")"
+            sql += " LIMIT \(query.limit.map { max(0, $0) } ?? -1) OFFSET \(max(0, query.skip))"
+            return try Self.listings(db, sql: sql, arguments: arguments)
+        }
+    }
+
+    /// Given documents by ID, in the order asked, including deleted ones (`keys=`);
+    /// nil for unknown IDs.
+    public func documents(_ keys: [String], includeBodies: Bool) async throws(StoreError) -> [DocumentListing?] {
+        try await read { db in
+            let statement = try db.cachedStatement(
+                sql: "SELECT key, seq, tree, \(includeBodies ? "body" : "NULL") FROM docs WHERE key = ?")
+            return try keys.map { key in
+                try Row.fetchOne(statement, arguments: [key]).map(Self.listing)
+            }
+        }
+    }
+
+    private static func listings(_ db: Database, sql: String, arguments: StatementArguments) throws -> [DocumentListing] {
+        try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map(listing)
+    }
+
+    private static func listing(_ row: Row) throws -> DocumentListing {
+        let key: String = row[0]
+        let treeBytes: Data = row[2]
+        let tree: RevTree
+        do {
+            tree = try RevTree(serialized: treeBytes)
+        } catch {
+            throw StoreError(.storage, reason: "corrupt revision tree for \(key)")
+        }
+        let body = try (row[3] as Data?).map { try DocumentRow.decode([UInt8]($0)) }
+        return DocumentListing(docID: key, sequence: UInt64(row[1] as Int64), tree: tree, body: body)
+    }
+}

@@ -1,0 +1,82 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+extension DocumentStore {
+    /// The document's metadata (revision tree, latest sequence), or nil if unknown.
+    public func metadata(_ docID: String) async throws(StoreError) -> DocumentMetadata? {
+        try await read { db in
+            try DocumentRow.load(db, key: docID).map {
+                DocumentMetadata(docID: docID, tree: $0.tree, sequence: $0.sequence)
+            }
+        }
+    }
+
+    /// The winning revision (`rev == nil`; 404 `deleted` when the document is deleted)
+    /// or a given revision (returned even if it is a tombstone; 404 `missing` if
+    /// unknown or its body is gone).
+    public func revision(_ docID: String, rev: RevID? = nil) async throws(StoreError) -> (DocumentMetadata, Revision) {
+        let result: Result<(DocumentMetadata, Revision), StoreError> = try await read { db in
+            guard let row = try DocumentRow.load(db, key: docID) else { return .failure(.missing) }
+            let metadata = DocumentMetadata(docID: docID, tree: row.tree, sequence: row.sequence)
+            let target = rev ?? metadata.winner
+            guard let node = row.tree.node(for: target), let body = try row.body(db, of: target) else {
+                return .failure(.missing)
+            }
+            if rev == nil && node.deleted { return .failure(.deleted) }
+            let revision = Revision(docID: docID, revID: target, deleted: node.deleted, body: body, sequence: node.sequence)
+            return .success((metadata, revision))
+        }
+        return try result.get()
+    }
+
+    /// Several revisions of one document in one read: the given ones, or every leaf
+    /// when `revs` is nil (`open_revs=all`). Unknown revisions come back as `.missing`.
+    public func revisions(_ docID: String, revs: [RevID]?) async throws(StoreError) -> (DocumentMetadata, [RevisionLookup])? {
+        try await read { db in
+            guard let row = try DocumentRow.load(db, key: docID) else { return nil }
+            let metadata = DocumentMetadata(docID: docID, tree: row.tree, sequence: row.sequence)
+            let wanted = revs ?? row.tree.leaves
+            let lookups: [RevisionLookup] = try wanted.map { rev in
+                guard let node = row.tree.node(for: rev), let body = try row.body(db, of: rev) else {
+                    return .missing(rev)
+                }
+                return .found(Revision(docID: docID, revID: rev, deleted: node.deleted, body: body, sequence: node.sequence))
+            }
+            return (metadata, lookups)
+        }
+    }
+
+    /// For each document, the given revisions it lacks and, for each lacking one, the
+    /// known revisions that could be its ancestors (`_revs_diff`).
+    public func revsDiff(_ request: [(docID: String, revs: [RevID])]) async throws(StoreError) -> [RevsDiffEntry] {
+        try await read { db in
+            var result: [RevsDiffEntry] = []
+            for (docID, revs) in request {
+                let tree = try DocumentRow.load(db, key: docID)?.tree
+                let missing = revs.filter { !(tree?.contains($0) ?? false) }
+                guard !missing.isEmpty else { continue }
+                var possible: [RevID] = []
+                if let tree {
+                    let maxGeneration = missing.map(\.generation).max() ?? 0
+                    possible = tree.leaves.filter { $0.generation < maxGeneration }
+                }
+                result.append(RevsDiffEntry(docID: docID, missing: missing, possibleAncestors: possible))
+            }
+            return result
+        }
+    }
+}
+
+/// The outcome of looking up one revision.
+public enum RevisionLookup: Sendable, Equatable {
+    case found(Revision)
+    case missing(RevID)
+}
+
+/// One document's answer in `_revs_diff`.
+public struct RevsDiffEntry: Sendable, Equatable {
+    public let docID: String
+    public let missing: [RevID]
+    public let possibleAncestors: [RevID]
+}

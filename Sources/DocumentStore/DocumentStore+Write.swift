@@ -1,0 +1,135 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+extension DocumentStore {
+    /// Saves one revision (see `DocumentUpdate.Mode`) in its own transaction.
+    public func save(_ update: DocumentUpdate) async throws(StoreError) -> WriteResult {
+        let results = try await save(batch: [update])
+        return try results[0].get()
+    }
+
+    /// Saves many revisions in one transaction. Each document succeeds or fails on its
+    /// own (its error is in its slot); only a failure of the database itself throws.
+    public func save(batch updates: [DocumentUpdate]) async throws(StoreError) -> [Result<WriteResult, StoreError>] {
+        // Validation and attachment blobs happen before the transaction (file I/O).
+        let prepared: [Result<PreparedUpdate, StoreError>] = updates.map { update in
+            Result { () throws(StoreError) in try prepare(update) }
+        }
+        let revsLimit = configuration.revsLimit
+        let maxSize = configuration.maxDocumentSize
+        let blobs = self.blobs
+        let outcome = try await write { db in
+            let before = self.counters.withLock { $0 }
+            var counters = before
+            var results: [Result<WriteResult, StoreError>] = []
+            results.reserveCapacity(prepared.count)
+            for item in prepared {
+                switch item {
+                case .failure(let error):
+                    results.append(.failure(error))
+                case .success(let update):
+                    do {
+                        let context = WriteContext(revsLimit: revsLimit, maxSize: maxSize, blobs: blobs)
+                        results.append(.success(try Self.apply(update, db: db, counters: &counters, context: context)))
+                    } catch let error as StoreError where error.kind != .storage {
+                        results.append(.failure(error))
+                    }
+                }
+            }
+            try Self.saveCounters(db, counters, previous: before)
+            self.counters.withLock { $0 = counters }
+            db.afterNextTransaction { _ in } onRollback: { _ in
+                self.counters.withLock { $0 = before }
+            }
+            return (results, counters.lastSequence, counters.lastSequence != before.lastSequence)
+        }
+        if outcome.2 { notifier.publish(outcome.1) }
+        return outcome.0
+    }
+
+    struct WriteContext {
+        let revsLimit: Int
+        let maxSize: Int
+        let blobs: BlobStore
+    }
+
+    /// An update whose properties were validated and whose inline attachments are
+    /// already stored as blobs.
+    struct PreparedUpdate: Sendable {
+        let docID: String
+        var properties: [String: JSON]
+        let attachments: [String: PendingAttachment]
+        let deleted: Bool
+        let mode: DocumentUpdate.Mode
+    }
+
+    enum PendingAttachment: Sendable {
+        /// Content stored now (inline data): revpos becomes the new revision's generation.
+        case new(contentType: String, digest: String, length: Int)
+        /// Unchanged since an earlier revision: taken from the parent, or trusted by digest.
+        case stub(name: String, digest: String?, revpos: Int?)
+        /// Metadata with a digest whose blob must already be stored (replication).
+        case known(AttachmentInfo)
+    }
+
+    func prepare(_ update: DocumentUpdate) throws(StoreError) -> PreparedUpdate {
+        guard DocumentStore.isValidDocID(update.docID) else {
+            throw .badRequest("Invalid doc ID")
+        }
+        var properties = update.body
+        for key in properties.keys where key.hasPrefix("_") && key != "_attachments" {
+            throw .badRequest("user defined top level properties beginning with '_' are not allowed in document body: \(key)")
+        }
+        let attachmentsJSON = properties.removeValue(forKey: "_attachments")
+        var attachments: [String: PendingAttachment] = [:]
+        if let attachmentsJSON, !attachmentsJSON.isNull {
+            guard let entries = attachmentsJSON.objectValue else { throw .badRequest("_attachments must be an object") }
+            for (name, entry) in entries {
+                attachments[name] = try prepareAttachment(name: name, entry: entry)
+            }
+        }
+        if case .replicate(let history) = update.mode, history.isEmpty {
+            throw .badRequest("Bad _revisions")
+        }
+        return PreparedUpdate(
+            docID: update.docID, properties: properties, attachments: attachments,
+            deleted: update.deleted, mode: update.mode)
+    }
+
+    private func prepareAttachment(name: String, entry: JSON) throws(StoreError) -> PendingAttachment {
+        guard !name.isEmpty, entry.objectValue != nil else { throw .badRequest("Invalid attachment '\(name)'") }
+        let contentType = entry["content_type"]?.stringValue ?? "application/octet-stream"
+        if let data = entry["data"] {
+            guard let text = data.stringValue, let bytes = Data(base64Encoded: text, options: .ignoreUnknownCharacters) else {
+                throw .badRequest("Invalid base64 data for attachment '\(name)'")
+            }
+            do {
+                let stored = try blobs.store([UInt8](bytes))
+                return .new(contentType: contentType, digest: stored.digest, length: stored.length)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw .storage(error)
+            }
+        }
+        if entry["stub"]?.boolValue == true {
+            return .stub(
+                name: name, digest: entry["digest"]?.stringValue,
+                revpos: entry["revpos"]?.intValue.map { Int($0) })
+        }
+        if let info = AttachmentInfo(entry) {
+            return .known(info)
+        }
+        throw .badRequest("Attachment '\(name)' has no data, stub or digest")
+    }
+
+    /// A document ID is non-empty UTF-8 without NUL, at most 250 bytes, and does not
+    /// start with `_` (except the reserved `_design/` prefix).
+    public static func isValidDocID(_ id: String) -> Bool {
+        let count = id.utf8.count
+        guard count > 0, count <= 250, !id.utf8.contains(0) else { return false }
+        if id.hasPrefix("_") { return id.hasPrefix("_design/") && count > 8 }
+        return true
+    }
+}

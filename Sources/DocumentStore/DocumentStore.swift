@@ -1,0 +1,123 @@
+import DocumentModel
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// One database: its SQLite file (documents, revision trees, bodies, sequences, local
+/// documents), its attachment blobs, and the notifications of new changes.
+///
+/// Every write is one SQLite transaction and is durable when the call returns.
+/// Reads run concurrently with writes (WAL).
+public final class DocumentStore: Sendable {
+    public let configuration: StoreConfiguration
+    public let blobs: BlobStore
+    let writer: any DatabaseWriter
+    let logger: Logger
+    let notifier: ChangeNotifier
+    /// Cached counters (`last_seq`, `doc_count`) mirrored from the `meta` table;
+    /// only touched inside write transactions.
+    let counters: Mutex<Counters>
+
+    struct Counters {
+        var lastSequence: UInt64
+        var docCount: Int64
+    }
+
+    public var name: String { configuration.name }
+
+    /// Opens (creating if needed) the database described by `configuration`.
+    public init(configuration: StoreConfiguration, logger: Logger = Logger(label: "shoal.store")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        var config = Configuration()
+        let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        config.label = "shoal.\(configuration.name)"
+        if let path = configuration.databasePath {
+            try FileManager.default.createDirectory(
+                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            writer = try DatabasePool(path: path, configuration: config)
+        } else {
+            writer = try DatabaseQueue(configuration: config)
+        }
+        try Self.migrator.migrate(writer)
+        blobs = try BlobStore(
+            directory: configuration.attachmentDirectory, syncToDisk: configuration.durability == .full)
+        let loaded = try writer.read { db in
+            Counters(
+                lastSequence: UInt64(try Self.meta(db, "last_seq")),
+                docCount: try Self.meta(db, "doc_count"))
+        }
+        counters = Mutex(loaded)
+        notifier = ChangeNotifier(latest: loaded.lastSequence)
+    }
+
+    /// Closes the database; pending notifications streams finish.
+    public func close() {
+        notifier.finish()
+        blobs.close()
+        if let pool = writer as? DatabasePool {
+            try? pool.close()
+        } else if let queue = writer as? DatabaseQueue {
+            try? queue.close()
+        }
+    }
+
+    /// Document count (live documents) and latest sequence.
+    public func info() -> (docCount: Int, updateSequence: UInt64) {
+        counters.withLock { (Int($0.docCount), $0.lastSequence) }
+    }
+
+    /// The latest sequence assigned.
+    public var lastSequence: UInt64 { counters.withLock { $0.lastSequence } }
+
+    /// A stream of the latest sequence, yielded after every committed change. It
+    /// first yields the current sequence.
+    public func sequenceUpdates() -> AsyncStream<UInt64> {
+        notifier.subscribe()
+    }
+
+    /// Waits until a change after `sequence` is committed (true), or `timeout`
+    /// passes, the task is cancelled or the store closes (false).
+    public func waitForChange(after sequence: UInt64, timeout: Duration) async -> Bool {
+        await notifier.wait(after: sequence, timeout: timeout)
+    }
+
+    /// Runs a write transaction, turning database failures into `StoreError`s.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            let result = try await writer.write(body)
+            return result
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            logger.error("write failed: \(error)")
+            reloadCounters()
+            throw StoreError.storage(error)
+        }
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await writer.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.storage(error)
+        }
+    }
+
+    private func reloadCounters() {
+        guard let loaded = try? writer.read({ db in
+            Counters(lastSequence: UInt64(try Self.meta(db, "last_seq")), docCount: try Self.meta(db, "doc_count"))
+        }) else { return }
+        counters.withLock { $0 = loaded }
+    }
+
+    static func meta(_ db: Database, _ key: String) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) ?? 0
+    }
+}

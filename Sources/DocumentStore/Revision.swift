@@ -1,0 +1,84 @@
+import DocumentModel
+
+/// One revision of a document as read from the store: its ID, deleted flag, body
+/// (user properties plus `_attachments` metadata) and the sequence it arrived at.
+public struct Revision: Sendable, Equatable {
+    public let docID: String
+    public let revID: RevID
+    public let deleted: Bool
+    /// The body, or nil when it has been compacted away or was never received.
+    public let body: [String: JSON]?
+    public let sequence: UInt64
+
+    public init(docID: String, revID: RevID, deleted: Bool, body: [String: JSON]?, sequence: UInt64) {
+        self.docID = docID
+        self.revID = revID
+        self.deleted = deleted
+        self.body = body
+        self.sequence = sequence
+    }
+
+    /// The attachment metadata of this revision, by name.
+    public var attachments: [String: AttachmentInfo] {
+        AttachmentInfo.parse(body?["_attachments"])
+    }
+}
+
+/// A document's metadata: its revision tree, current winner and latest sequence.
+public struct DocumentMetadata: Sendable, Equatable {
+    public let docID: String
+    public let tree: RevTree
+    public let sequence: UInt64
+
+    public init(docID: String, tree: RevTree, sequence: UInt64) {
+        self.docID = docID
+        self.tree = tree
+        self.sequence = sequence
+    }
+
+    /// The winning revision (never nil for a stored document).
+    public var winner: RevID { tree.winner! }
+    /// True when every leaf is a tombstone.
+    public var deleted: Bool { tree.isDeleted }
+}
+
+/// What a successful write produced.
+public struct WriteResult: Sendable, Equatable {
+    public let docID: String
+    public let revID: RevID
+    /// The sequence assigned, or nil when a `new_edits=false` revision was already known.
+    public let sequence: UInt64?
+
+    public init(docID: String, revID: RevID, sequence: UInt64?) {
+        self.docID = docID
+        self.revID = revID
+        self.sequence = sequence
+    }
+}
+
+/// A requested change to one document.
+public struct DocumentUpdate: Sendable {
+    /// How the new revision relates to what the store holds.
+    public enum Mode: Sendable {
+        /// Normal edit (`new_edits=true`): the new revision is a child of `parent`, which
+        /// must be a current leaf (nil creates the document, or recreates a deleted one).
+        case edit(parent: RevID?)
+        /// Replicated revision (`new_edits=false`): `history[0]` is the revision,
+        /// `history[1]` its parent, and so on; divergent histories create conflicts.
+        case replicate(history: [RevID])
+    }
+
+    public var docID: String
+    /// User properties, optionally with `_attachments` (entries with inline base64
+    /// `data`, with `stub: true`, or already-resolved metadata with a `digest`).
+    public var body: [String: JSON]
+    public var deleted: Bool
+    public var mode: Mode
+
+    public init(docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode) {
+        self.docID = docID
+        self.body = body
+        self.deleted = deleted
+        self.mode = mode
+    }
+}

@@ -1,0 +1,41 @@
+/// Why a store operation failed, in CouchDB's vocabulary (the REST layer maps each
+/// kind to its HTTP status).
+public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The class of failure.
+    public enum Kind: String, Sendable, Equatable {
+        /// 400: malformed input (bad rev, reserved property, bad attachment data…).
+        case badRequest = "bad_request"
+        /// 404: no such document, revision or attachment.
+        case notFound = "not_found"
+        /// 409: the named parent revision is not a current leaf.
+        case conflict
+        /// 412: a precondition failed (attachment stub with nothing behind it).
+        case preconditionFailed = "precondition_failed"
+        /// 413: the document is larger than the configured maximum.
+        case tooLarge = "too_large"
+        /// 500: the database itself failed.
+        case storage = "internal_error"
+    }
+
+    public let kind: Kind
+    /// CouchDB's `error` string (e.g. `not_found`, `conflict`, `missing_stub`).
+    public let error: String
+    /// A human-readable reason (e.g. `missing`, `deleted`, `Document update conflict`).
+    public let reason: String
+
+    public init(_ kind: Kind, error: String? = nil, reason: String) {
+        self.kind = kind
+        self.error = error ?? kind.rawValue
+        self.reason = reason
+    }
+
+    public var description: String { "\(error): \(reason)" }
+
+    static func badRequest(_ reason: String) -> StoreError { StoreError(.badRequest, reason: reason) }
+    static let missing = StoreError(.notFound, reason: "missing")
+    static let deleted = StoreError(.notFound, reason: "deleted")
+    static let updateConflict = StoreError(.conflict, reason: "Document update conflict")
+    static func storage(_ error: any Error) -> StoreError {
+        StoreError(.storage, reason: String(describing: error))
+    }
+}

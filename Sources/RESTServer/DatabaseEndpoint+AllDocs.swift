@@ -1,0 +1,89 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+extension DatabaseEndpoint {
+    /// `GET/POST /{db}/_all_docs` with `include_docs`, `keys`, `startkey`/`endkey`
+    /// (and `start_key`/`end_key`), `inclusive_end`, `limit`, `skip`, `descending`,
+    /// `only_conflicts`.
+    func allDocs() async throws -> Response {
+        try allow(request, "GET,HEAD,POST", request.isRead || request.method == .post)
+        var keys: [String]?
+        if request.method == .post {
+            let body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes)
+            if let array = body["keys"]?.arrayValue { keys = array.compactMap(\.stringValue) }
+        }
+        if keys == nil, let keysJSON = query["keys"] {
+            guard let array = (try? JSON.parse(keysJSON))?.arrayValue else {
+                throw HTTPFailure.badRequest("keys must be a JSON array")
+            }
+            keys = array.compactMap(\.stringValue)
+        }
+        let includeDocs = try query.bool("include_docs")
+        let renderer = try DocumentRenderer(query: query)
+        let onlyConflicts = try query.bool("only_conflicts")
+        var rows: [JSON] = []
+        let offset = try query.int("skip") ?? 0
+        if let keys {
+            let listings = try await store.documents(keys, includeBodies: includeDocs)
+            for (key, listing) in zip(keys, listings) {
+                guard let listing else {
+                    rows.append(["key": .string(key), "error": "not_found"])
+                    continue
+                }
+                if onlyConflicts && !listing.tree.hasConflict { continue }
+                rows.append(row(listing, includeDocs: includeDocs, renderer: renderer))
+            }
+        } else {
+            var allDocsQuery = AllDocsQuery()
+            allDocsQuery.startKey = try key("startkey", "start_key", "startkey_docid")
+            allDocsQuery.endKey = try key("endkey", "end_key", "endkey_docid")
+            allDocsQuery.inclusiveEnd = try query.bool("inclusive_end", default: true)
+            allDocsQuery.descending = try query.bool("descending")
+            allDocsQuery.limit = try query.int("limit")
+            allDocsQuery.skip = offset
+            allDocsQuery.includeBodies = includeDocs
+            allDocsQuery.onlyConflicts = onlyConflicts
+            for listing in try await store.allDocs(allDocsQuery) {
+                rows.append(row(listing, includeDocs: includeDocs, renderer: renderer))
+            }
+        }
+        let info = store.info()
+        return RESTResponse.json([
+            "total_rows": .int(Int64(info.docCount)),
+            "offset": .int(Int64(keys == nil ? offset : 0)),
+            "update_seq": .int(Int64(info.updateSequence)),
+            "rows": .array(rows),
+        ])
+    }
+
+    private func key(_ names: String...) throws(HTTPFailure) -> String? {
+        for name in names {
+            guard let value = query.json(name) else { continue }
+            guard let string = value.stringValue else { throw .badRequest("\(name) must be a string") }
+            return string
+        }
+        return nil
+    }
+
+    private func row(_ listing: DocumentListing, includeDocs: Bool, renderer: DocumentRenderer) -> JSON {
+        var value: [String: JSON] = ["rev": .string(listing.winner.description)]
+        if listing.deleted { value["deleted"] = true }
+        var row: [String: JSON] = ["id": .string(listing.docID), "key": .string(listing.docID), "value": .object(value)]
+        if includeDocs {
+            row["doc"] = listing.deleted ? .null : rendered(listing, renderer: renderer)
+        }
+        return .object(row)
+    }
+
+    /// The winner of a listing as a client reads it.
+    func rendered(_ listing: DocumentListing, renderer: DocumentRenderer) -> JSON {
+        let node = listing.tree.node(for: listing.winner)
+        let revision = Revision(
+            docID: listing.docID, revID: listing.winner, deleted: listing.deleted, body: listing.body,
+            sequence: node?.sequence ?? listing.sequence)
+        return renderer.render(revision, tree: listing.tree, blobs: store.blobs)
+    }
+}

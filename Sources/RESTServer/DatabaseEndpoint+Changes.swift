@@ -1,0 +1,120 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+extension DatabaseEndpoint {
+    /// `GET/POST /{db}/_changes` with `feed=normal|longpoll|continuous`.
+    func changes() async throws -> Response {
+        try allow(request, "GET,HEAD,POST", request.isRead || request.method == .post)
+        var body: [String: JSON]?
+        if request.method == .post {
+            let buffer = try await request.collectBody(limit: configuration.maxRequestBytes)
+            if buffer.readableBytes > 0 {
+                guard let object = (try? JSON.parse(Array(buffer.readableBytesView)))?.objectValue else {
+                    throw HTTPFailure.badRequest("Invalid JSON body for _changes")
+                }
+                body = object
+            }
+        }
+        let options = try ChangesOptions(query: query, body: body)
+        let since = options.since ?? store.lastSequence
+        switch options.feed {
+        case .normal:
+            let (entries, last) = try await changeEntries(since: since, options: options, limit: options.limit)
+            return RESTResponse.json(["results": .array(entries), "last_seq": .int(Int64(last))])
+        case .longpoll:
+            return longpoll(since: since, options: options)
+        case .continuous:
+            return continuous(since: since, options: options)
+        }
+    }
+
+    /// Entries after `since` and the sequence to continue from.
+    private func changeEntries(
+        since: UInt64, options: ChangesOptions, limit: Int?
+    ) async throws(HTTPFailure) -> ([JSON], UInt64) {
+        let listings: [DocumentListing]
+        do {
+            listings = try await store.changes(
+                since: since, limit: options.descending ? nil : limit, docIDs: options.docIDs,
+                activeOnly: options.activeOnly, includeBodies: options.includeDocs)
+        } catch {
+            throw HTTPFailure(error)
+        }
+        var ordered = options.descending ? listings.reversed() : listings
+        if options.descending, let limit { ordered = Array(ordered.prefix(limit)) }
+        let renderer = DocumentRenderer()
+        let entries = ordered.map { listing -> JSON in
+            let revs = options.allLeaves ? listing.tree.leaves : [listing.winner]
+            var entry: [String: JSON] = [
+                "seq": .int(Int64(listing.sequence)),
+                "id": .string(listing.docID),
+                "changes": .array(revs.map { ["rev": .string($0.description)] }),
+            ]
+            if listing.deleted { entry["deleted"] = true }
+            if options.includeDocs { entry["doc"] = rendered(listing, renderer: renderer) }
+            return .object(entry)
+        }
+        let last = listings.last?.sequence ?? (options.descending ? store.lastSequence : max(since, 0))
+        return (entries, options.descending ? store.lastSequence : last)
+    }
+
+    /// Answers at once when there are changes, else when the first one arrives (or
+    /// the timeout passes), sending heartbeat newlines while it waits.
+    private func longpoll(since: UInt64, options: ChangesOptions) -> Response {
+        let endpoint = self
+        let body = ResponseBody { writer in
+            let deadline = ContinuousClock.now + options.timeout
+            var (entries, last) = try await endpoint.changeEntries(since: since, options: options, limit: options.limit)
+            while entries.isEmpty && ContinuousClock.now < deadline {
+                let wait = min(options.heartbeat ?? options.timeout, deadline - ContinuousClock.now)
+                if await endpoint.store.waitForChange(after: last, timeout: wait) {
+                    (entries, last) = try await endpoint.changeEntries(since: since, options: options, limit: options.limit)
+                } else if options.heartbeat != nil, ContinuousClock.now < deadline {
+                    try await writer.write(ByteBuffer(string: "\n"))
+                }
+                if Task.isCancelled { break }
+            }
+            let json: JSON = ["results": .array(entries), "last_seq": .int(Int64(last))]
+            try await writer.write(ByteBuffer(string: json.canonicalString + "\n"))
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: body)
+    }
+
+    /// One JSON object per line as changes happen, newline heartbeats, and a final
+    /// `{"last_seq": N}` when the limit or the timeout is reached.
+    private func continuous(since: UInt64, options: ChangesOptions) -> Response {
+        let endpoint = self
+        let body = ResponseBody { writer in
+            var last = since
+            var remaining = options.limit
+            var idleSince = ContinuousClock.now
+            while remaining.map({ $0 > 0 }) ?? true, !Task.isCancelled {
+                let (entries, next) = try await endpoint.changeEntries(since: last, options: options, limit: remaining)
+                if !entries.isEmpty {
+                    var text = ""
+                    for entry in entries { text += entry.canonicalString + "\n" }
+                    try await writer.write(ByteBuffer(string: text))
+                    remaining = remaining.map { $0 - entries.count }
+                    idleSince = ContinuousClock.now
+                }
+                last = next
+                if remaining == 0 { break }
+                let idleLeft = options.timeout - (ContinuousClock.now - idleSince)
+                if idleLeft <= .zero && options.heartbeat == nil { break }
+                let wait = options.heartbeat.map { min($0, max(idleLeft, .milliseconds(1))) } ?? idleLeft
+                if await !endpoint.store.waitForChange(after: last, timeout: wait) {
+                    if options.heartbeat != nil { try await writer.write(ByteBuffer(string: "\n")) }
+                    if options.heartbeat == nil && ContinuousClock.now - idleSince >= options.timeout { break }
+                }
+            }
+            try await writer.write(ByteBuffer(string: "{\"last_seq\":\(last)}\n"))
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: body)
+    }
+}

@@ -1,0 +1,73 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+extension DatabaseEndpoint {
+    /// `GET/PUT/DELETE /{db}/_local/{id}`: documents that are never replicated.
+    func local(id: String) async throws -> Response {
+        do {
+            switch request.method {
+            case .get, .head:
+                guard let doc = try await store.localDocument(id) else { throw HTTPFailure.notFound() }
+                var body = doc.body
+                body["_id"] = .string("_local/\(id)")
+                body["_rev"] = .string(doc.rev)
+                return RESTResponse.json(.object(body))
+            case .put:
+                var body = try await request.jsonObjectBody(limit: documentLimit)
+                let rev = query["rev"] ?? body.removeValue(forKey: "_rev")?.stringValue
+                let newRev = try await store.putLocal(id, body: body, rev: rev)
+                return RESTResponse.written(id: "_local/\(id)", rev: newRev)
+            case .delete:
+                try await store.deleteLocal(id, rev: query["rev"])
+                return RESTResponse.json(["id": .string("_local/\(id)"), "ok": true, "rev": "0-0"])
+            default:
+                throw HTTPFailure.methodNotAllowed("GET,HEAD,PUT,DELETE")
+            }
+        } catch let error as StoreError {
+            throw HTTPFailure(error)
+        }
+    }
+
+    /// `POST /{db}/_compact`: drops unneeded bodies and unreferenced attachments.
+    func compact() async throws -> Response {
+        try allow(request, "POST", request.method == .post)
+        do {
+            let report = try await store.compact()
+            return RESTResponse.json([
+                "ok": true, "revs": .int(Int64(report.bodiesRemoved)), "attachments": .int(Int64(report.blobsRemoved)),
+            ])
+        } catch {
+            throw HTTPFailure(error)
+        }
+    }
+
+    /// `POST /{db}/_purge`: `{"doc": ["rev", …] | ["*"]}` removes revisions (or the
+    /// whole document) as if they had never existed.
+    func purge() async throws -> Response {
+        try allow(request, "POST", request.method == .post)
+        let body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes)
+        var asked: [(docID: String, revs: [RevID]?)] = []
+        for (docID, revs) in body {
+            guard let array = revs.arrayValue?.compactMap(\.stringValue) else {
+                throw HTTPFailure.badRequest("Revisions of \(docID) must be an array of strings")
+            }
+            if array.contains("*") {
+                asked.append((docID, nil))
+            } else {
+                asked.append((docID, try DocumentRenderer.revList(array, name: docID)))
+            }
+        }
+        let purged: [(docID: String, revs: [RevID])]
+        do {
+            purged = try await store.purge(asked)
+        } catch {
+            throw HTTPFailure(error)
+        }
+        var result: [String: JSON] = [:]
+        for (docID, revs) in purged { result[docID] = .array(revs.map { .string($0.description) }) }
+        return RESTResponse.json(["purge_seq": .null, "purged": .object(result)])
+    }
+}

@@ -1,0 +1,123 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The endpoints under `/{db}/` for one request against one database.
+struct DatabaseEndpoint: Sendable {
+    let store: DocumentStore
+    let request: RESTRequest
+    let configuration: RESTConfiguration
+    let logger: Logger
+
+    var query: QueryParameters { request.query }
+
+    /// `GET /{db}/` (database info) and `POST /{db}/` (create a document with a
+    /// generated ID).
+    func root() async throws -> Response {
+        switch request.method {
+        case .get, .head:
+            let info = store.info()
+            return RESTResponse.json([
+                "db_name": .string(store.name),
+                "doc_count": .int(Int64(info.docCount)),
+                "update_seq": .int(Int64(info.updateSequence)),
+                "committed_update_seq": .int(Int64(info.updateSequence)),
+                "purge_seq": 0,
+                "compact_running": false,
+                "disk_format_version": 0,
+                "instance_start_time": .string(String(DatabaseEndpoint.startTime)),
+                "state": "Online",
+            ])
+        case .post:
+            var body = try await request.jsonObjectBody(limit: documentLimit)
+            let id = body.removeValue(forKey: "_id")?.stringValue ?? Self.generateDocID()
+            let update = try DocumentUpdateParser.parse(body, docID: id, explicitRev: nil, newEdits: true)
+            let result = try await save(update)
+            return RESTResponse.written(id: id, rev: result.revID.description)
+        case .put:
+            throw HTTPFailure(.preconditionFailed, "file_exists", "The database could not be created, the file already exists.")
+        default:
+            throw HTTPFailure.methodNotAllowed("GET,HEAD,POST")
+        }
+    }
+
+    /// The largest JSON body accepted for one document: the document limit plus room
+    /// for inline base64 attachments.
+    var documentLimit: Int { max(configuration.maxRequestBytes, store.configuration.maxDocumentSize) }
+
+    func save(_ update: DocumentUpdate) async throws(HTTPFailure) -> WriteResult {
+        do {
+            let result = try await store.save(update)
+            logger.debug("CRUD: saved \(result.docID) \(result.revID)")
+            return result
+        } catch {
+            throw HTTPFailure(error)
+        }
+    }
+
+    /// A random 128-bit ID as 32 lowercase hex digits, like Sync Gateway's.
+    static func generateDocID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let high = generator.next() as UInt64
+        let low = generator.next() as UInt64
+        return String(format: "%016llx%016llx", high, low)
+    }
+
+    static let startTime = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+}
+
+/// Turns a client's JSON document into a `DocumentUpdate`: strips and checks the
+/// `_id`/`_rev`/`_deleted`/`_revisions` metadata, ignores read-only metadata.
+enum DocumentUpdateParser {
+    /// Metadata a client may send back from a read; it is ignored on write.
+    static let ignored: Set<String> = ["_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq", "_exp"]
+
+    static func parse(
+        _ json: [String: JSON], docID: String, explicitRev: String?, newEdits: Bool
+    ) throws(HTTPFailure) -> DocumentUpdate {
+        var body = json
+        if let bodyID = body.removeValue(forKey: "_id") {
+            guard bodyID.stringValue == docID else {
+                throw .badRequest("The document ID in the body does not match the URL")
+            }
+        }
+        let bodyRev = body.removeValue(forKey: "_rev")
+        if let bodyRev, bodyRev.stringValue == nil { throw .badRequest("Invalid _rev: must be a string") }
+        if let explicitRev, let bodyRev = bodyRev?.stringValue, bodyRev != explicitRev {
+            throw .badRequest("Document rev from request body and query string have different values")
+        }
+        let revString = explicitRev ?? bodyRev?.stringValue
+        let deletedValue = body.removeValue(forKey: "_deleted")
+        let deleted = deletedValue?.boolValue ?? false
+        let revisions = body.removeValue(forKey: "_revisions")
+        for key in ignored { body.removeValue(forKey: key) }
+
+        if newEdits {
+            var parent: RevID?
+            if let revString, !revString.isEmpty {
+                guard let rev = RevID(revString) else { throw .badRequest("Invalid revision ID: \(revString)") }
+                parent = rev
+            }
+            return DocumentUpdate(docID: docID, body: body, deleted: deleted, mode: .edit(parent: parent))
+        }
+        var history: [RevID]
+        if let revisions {
+            guard let decoded = RevisionsJSON.decode(revisions), !decoded.isEmpty else {
+                throw .badRequest("Invalid _revisions")
+            }
+            history = decoded
+            if let revString, revString != decoded[0].description {
+                throw .badRequest("_rev does not match _revisions")
+            }
+        } else {
+            guard let revString, let rev = RevID(revString) else {
+                throw .badRequest("new_edits=false requires a valid _rev or _revisions")
+            }
+            history = [rev]
+        }
+        return DocumentUpdate(docID: docID, body: body, deleted: deleted, mode: .replicate(history: history))
+    }
+}

@@ -1,0 +1,8 @@
+import DocumentStore
+
+/// The databases a server exposes, by name. `ShoalNode` implements it; the REST
+/// layer only looks databases up.
+public protocol DatabaseRegistry: Sendable {
+    func database(named name: String) -> DocumentStore?
+    var databaseNames: [String] { get }
+}

@@ -1,0 +1,85 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+
+/// Turns a stored revision into the JSON a client reads: `_id`, `_rev`, `_deleted`,
+/// attachment stubs or inline data, and the optional `_revisions`, `_revs_info`,
+/// `_conflicts` and `_deleted_conflicts`.
+struct DocumentRenderer: Sendable {
+    var revisions = false
+    var revsInfo = false
+    var conflicts = false
+    var deletedConflicts = false
+    /// Inline attachment data (`attachments=true`).
+    var attachments = false
+    /// With `attachments`, only attachments added after these revisions carry data.
+    var attachmentsSince: [RevID] = []
+
+    init() {}
+
+    init(query: QueryParameters) throws(HTTPFailure) {
+        let meta = try query.bool("meta")
+        revisions = try query.bool("revs")
+        revsInfo = try query.bool("revs_info") || meta
+        conflicts = try query.bool("conflicts") || meta
+        deletedConflicts = try query.bool("deleted_conflicts") || meta
+        attachments = try query.bool("attachments")
+        attachmentsSince = try Self.revList(query.stringList("atts_since") ?? [], name: "atts_since")
+    }
+
+    static func revList(_ strings: [String], name: String) throws(HTTPFailure) -> [RevID] {
+        try strings.map { (string: String) throws(HTTPFailure) -> RevID in
+            guard let rev = RevID(string) else { throw .badRequest("Invalid revision ID in \(name): \(string)") }
+            return rev
+        }
+    }
+
+    func render(_ revision: Revision, tree: RevTree, blobs: BlobStore) -> JSON {
+        var object = revision.body ?? [:]
+        object["_id"] = .string(revision.docID)
+        object["_rev"] = .string(revision.revID.description)
+        if revision.deleted { object["_deleted"] = true }
+        if let attachmentsJSON = object["_attachments"]?.objectValue, !attachmentsJSON.isEmpty {
+            object["_attachments"] = .object(renderAttachments(attachmentsJSON, tree: tree, blobs: blobs))
+        } else {
+            object.removeValue(forKey: "_attachments")
+        }
+        let history = tree.history(of: revision.revID)
+        if revisions { object["_revisions"] = RevisionsJSON.encode(history) }
+        if revsInfo {
+            object["_revs_info"] = .array(history.map { rev in
+                let node = tree.node(for: rev)
+                let status = node?.deleted == true ? "deleted" : (node?.hasBody == true ? "available" : "missing")
+                return ["rev": .string(rev.description), "status": .string(status)]
+            })
+        }
+        if conflicts {
+            let others = tree.liveLeaves.filter { $0 != revision.revID }
+            if !others.isEmpty { object["_conflicts"] = .array(others.map { .string($0.description) }) }
+        }
+        if deletedConflicts {
+            let others = tree.leaves.filter { $0 != revision.revID && tree.node(for: $0)?.deleted == true }
+            if !others.isEmpty { object["_deleted_conflicts"] = .array(others.map { .string($0.description) }) }
+        }
+        return .object(object)
+    }
+
+    private func renderAttachments(_ entries: [String: JSON], tree: RevTree, blobs: BlobStore) -> [String: JSON] {
+        // Attachments whose revpos is at or below a known `atts_since` revision are
+        // ones the client already has.
+        let knownGeneration = attachmentsSince.filter { tree.contains($0) }.map(\.generation).max() ?? 0
+        var result: [String: JSON] = [:]
+        for (name, entry) in entries {
+            guard var meta = entry.objectValue else { continue }
+            let revpos = Int(meta["revpos"]?.intValue ?? 0)
+            if attachments, revpos > knownGeneration, let digest = meta["digest"]?.stringValue,
+               let bytes = blobs.read(digest) {
+                meta["data"] = .string(Data(bytes).base64EncodedString())
+            } else {
+                meta["stub"] = true
+            }
+            result[name] = .object(meta)
+        }
+        return result
+    }
+}

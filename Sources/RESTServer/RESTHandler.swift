@@ -1,0 +1,118 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Answers every HTTP request of one listener (public or admin): routes it to the
+/// endpoint, turns failures into CouchDB-style JSON errors, and never lets an error
+/// escape to the server.
+public struct RESTHandler: Sendable {
+    let registry: any DatabaseRegistry
+    let configuration: RESTConfiguration
+    let isAdmin: Bool
+    let logger: Logger
+
+    public init(registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger) {
+        self.registry = registry
+        self.configuration = configuration
+        self.isAdmin = isAdmin
+        self.logger = logger
+    }
+
+    /// The Hummingbird responder for this handler.
+    public var responder: CallbackResponder<BasicRequestContext> {
+        CallbackResponder { request, _ in await respond(to: request) }
+    }
+
+    public func respond(to request: Request) async -> Response {
+        let start = ContinuousClock.now
+        var response: Response
+        do {
+            let rest = try RESTRequest(request, isAdmin: isAdmin)
+            response = try await route(rest)
+        } catch let failure as HTTPFailure {
+            response = RESTResponse.failure(failure)
+        } catch {
+            logger.error("HTTP: unexpected error for \(request.method) \(request.uri.path): \(error)")
+            response = RESTResponse.failure(HTTPFailure(.internalServerError, "internal_error", "\(error)"))
+        }
+        if request.method == .head { response.body = ResponseBody() }
+        response.headers[.server] = "Shoal/\(configuration.version)"
+        let elapsed = ContinuousClock.now - start
+        logger.debug("HTTP: \(request.method) \(request.uri)\(isAdmin ? " (ADMIN)" : "") → \(response.status.code) in \(elapsed)")
+        return response
+    }
+
+    private func route(_ request: RESTRequest) async throws -> Response {
+        let segments = request.segments
+        guard let first = segments.first else { return try welcome(request) }
+        if first == "_all_dbs" {
+            try allow(request, "GET,HEAD", request.isRead)
+            return RESTResponse.json(.array(registry.databaseNames.sorted().map { .string($0) }))
+        }
+        if first.hasPrefix("_") { throw HTTPFailure.notFound("Unknown URL") }
+        guard let store = registry.database(named: first) else {
+            throw HTTPFailure.notFound("no such database '\(first)'")
+        }
+        let database = DatabaseEndpoint(store: store, request: request, configuration: configuration, logger: logger)
+        let rest = Array(segments.dropFirst())
+        guard let second = rest.first else { return try await database.root() }
+        switch second {
+        case "_all_docs": return try await database.allDocs()
+        case "_changes": return try await database.changes()
+        case "_bulk_docs": return try await database.bulkDocs()
+        case "_bulk_get": return try await database.bulkGet()
+        case "_revs_diff": return try await database.revsDiff()
+        case "_compact": return try await database.compact()
+        case "_purge": return try await database.purge()
+        case "_local":
+            guard rest.count >= 2 else { throw HTTPFailure.notFound() }
+            return try await database.local(id: rest.dropFirst().joined(separator: "/"))
+        case "_design":
+            guard rest.count >= 2 else { throw HTTPFailure.notFound() }
+            let id = "_design/" + rest[1]
+            if rest.count == 2 { return try await database.document(id: id) }
+            return try await database.attachment(docID: id, name: rest.dropFirst(2).joined(separator: "/"))
+        default:
+            if second.hasPrefix("_") {
+                throw HTTPFailure.badRequest("Only reserved document ids may start with underscore.")
+            }
+            if rest.count == 1 { return try await database.document(id: second) }
+            return try await database.attachment(docID: second, name: rest.dropFirst().joined(separator: "/"))
+        }
+    }
+
+    private func welcome(_ request: RESTRequest) throws -> Response {
+        try allow(request, "GET,HEAD", request.isRead)
+        var body: [String: JSON] = [
+            "couchdb": "Welcome",
+            "vendor": ["name": "Shoal", "version": .string(configuration.version)],
+            "version": .string("Shoal/\(configuration.version)"),
+        ]
+        if isAdmin { body["ADMIN"] = true }
+        return RESTResponse.json(.object(body))
+    }
+}
+
+/// Throws 405 unless `condition` holds.
+func allow(_ request: RESTRequest, _ methods: String, _ condition: Bool) throws(HTTPFailure) {
+    if !condition { throw .methodNotAllowed(methods) }
+}
+
+/// Settings of the REST layer.
+public struct RESTConfiguration: Sendable {
+    /// Shoal's version, reported by `GET /` and the `Server` header.
+    public var version: String
+    /// Largest request body accepted for JSON endpoints (`_bulk_docs` and the like).
+    public var maxRequestBytes: Int
+    /// Largest attachment accepted by `PUT /{db}/{doc}/{attachment}`.
+    public var maxAttachmentBytes: Int
+
+    public init(version: String, maxRequestBytes: Int = 64 * 1024 * 1024, maxAttachmentBytes: Int = 1 << 30) {
+        self.version = version
+        self.maxRequestBytes = maxRequestBytes
+        self.maxAttachmentBytes = maxAttachmentBytes
+    }
+}

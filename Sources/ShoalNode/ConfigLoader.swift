@@ -1,0 +1,148 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+
+/// Reads a config file in Sync Gateway's shape into a `NodeConfiguration`.
+///
+/// Accepts Sync Gateway's backquoted multi-line strings. Keys Shoal does not use
+/// (yet) are accepted and reported as warnings; malformed values are errors.
+public enum ConfigLoader {
+    /// A config file that cannot be used, with the reason.
+    public struct ConfigError: Error, CustomStringConvertible, Equatable {
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// The result: the configuration plus warnings about ignored keys.
+    public struct Loaded: Sendable {
+        public var configuration: NodeConfiguration
+        public var warnings: [String]
+    }
+
+    static let topLevelKeys: Set<String> = ["interface", "adminInterface", "log", "databases", "data", "maxRequestBytes"]
+    static let databaseKeys: Set<String> = ["server", "revs_limit", "max_document_size", "durability"]
+
+    public static func load(path: String, base: NodeConfiguration = NodeConfiguration()) throws -> Loaded {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigError(message: "cannot read config file \(path)")
+        }
+        return try load(text: String(decoding: data, as: UTF8.self), base: base)
+    }
+
+    public static func load(text: String, base: NodeConfiguration = NodeConfiguration()) throws -> Loaded {
+        let json: JSON
+        do {
+            json = try JSON.parse(try convertBackquotes(text))
+        } catch let error as ConfigError {
+            throw error
+        } catch {
+            throw ConfigError(message: "config is not valid JSON: \(error)")
+        }
+        guard let root = json.objectValue else { throw ConfigError(message: "config must be a JSON object") }
+        var config = base
+        var warnings: [String] = []
+        for key in root.keys.sorted() where !topLevelKeys.contains(key) {
+            warnings.append("config key \"\(key)\" is not used by Shoal yet; ignoring it")
+        }
+        if let value = root["interface"] {
+            config.publicAddress = try address(value, key: "interface", defaultHost: "0.0.0.0")
+        }
+        if let value = root["adminInterface"] {
+            config.adminAddress = try address(value, key: "adminInterface", defaultHost: "127.0.0.1")
+        }
+        if let value = root["data"] {
+            guard let dir = value.stringValue, !dir.isEmpty else { throw ConfigError(message: "\"data\" must be a path") }
+            config.dataDirectory = dir
+        }
+        if let value = root["maxRequestBytes"] {
+            guard let bytes = value.intValue, bytes > 0 else { throw ConfigError(message: "\"maxRequestBytes\" must be a positive integer") }
+            config.maxRequestBytes = Int(bytes)
+        }
+        if let value = root["log"] {
+            guard let keys = value.arrayValue?.compactMap(\.stringValue) else {
+                throw ConfigError(message: "\"log\" must be an array of log keys")
+            }
+            config.logKeys = Set(keys)
+        }
+        if let value = root["databases"] {
+            guard let databases = value.objectValue else { throw ConfigError(message: "\"databases\" must be an object") }
+            config.databases = try databases.keys.sorted().map { name in
+                try database(name: name, databases[name]!, warnings: &warnings)
+            }
+        }
+        return Loaded(configuration: config, warnings: warnings)
+    }
+
+    private static func address(_ value: JSON, key: String, defaultHost: String) throws -> ListenAddress {
+        guard let text = value.stringValue, let address = ListenAddress(interface: text, defaultHost: defaultHost) else {
+            throw ConfigError(message: "\"\(key)\" must look like \"host:port\" or \":port\"")
+        }
+        return address
+    }
+
+    private static func database(name: String, _ value: JSON, warnings: inout [String]) throws -> NodeConfiguration.Database {
+        guard NodeConfiguration.isValidDatabaseName(name) else {
+            throw ConfigError(message: "invalid database name \"\(name)\": use lowercase letters, digits and _$()+- , starting with a letter")
+        }
+        guard let object = value.objectValue else { throw ConfigError(message: "database \"\(name)\" must be an object") }
+        var database = NodeConfiguration.Database(name: name)
+        for key in object.keys.sorted() where !databaseKeys.contains(key) {
+            warnings.append("database \"\(name)\": key \"\(key)\" is not used by Shoal yet; ignoring it")
+        }
+        if let server = object["server"] {
+            guard let text = server.stringValue else { throw ConfigError(message: "database \"\(name)\": \"server\" must be a string") }
+            database.inMemory = text == "walrus:"
+            if !text.hasPrefix("walrus:") {
+                warnings.append("database \"\(name)\": server \"\(text)\" is not used; Shoal stores the database in its data directory")
+            }
+        }
+        if let limit = object["revs_limit"] {
+            guard let value = limit.intValue, value >= 1 else { throw ConfigError(message: "database \"\(name)\": \"revs_limit\" must be a positive integer") }
+            database.revsLimit = Int(value)
+        }
+        if let size = object["max_document_size"] {
+            guard let value = size.intValue, value >= 1 else { throw ConfigError(message: "database \"\(name)\": \"max_document_size\" must be a positive integer") }
+            database.maxDocumentSize = Int(value)
+        }
+        if let durability = object["durability"] {
+            guard let text = durability.stringValue, let value = StoreConfiguration.Durability(rawValue: text) else {
+                throw ConfigError(message: "database \"\(name)\": \"durability\" must be \"full\" or \"normal\"")
+            }
+            database.durability = value
+        }
+        return database
+    }
+
+    /// Turns Sync Gateway's backquoted strings (which may span lines and contain
+    /// quotes) into JSON strings. Backquotes inside JSON strings are left alone.
+    static func convertBackquotes(_ text: String) throws -> String {
+        var output = ""
+        output.reserveCapacity(text.utf8.count)
+        var inString = false
+        var escaped = false
+        var iterator = text.makeIterator()
+        while let character = iterator.next() {
+            if inString {
+                output.append(character)
+                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+                continue
+            }
+            if character == "\"" {
+                inString = true
+                output.append(character)
+            } else if character == "`" {
+                var content = ""
+                var closed = false
+                while let next = iterator.next() {
+                    if next == "`" { closed = true; break }
+                    content.append(next)
+                }
+                guard closed else { throw ConfigError(message: "config has an unterminated backquoted string") }
+                output += JSON.string(content).canonicalString
+            } else {
+                output.append(character)
+            }
+        }
+        return output
+    }
+}

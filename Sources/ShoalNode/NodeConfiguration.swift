@@ -1,0 +1,58 @@
+import DocumentStore
+import Foundation
+
+/// Everything a node needs to start: listeners, data directory, databases, log keys.
+/// Built from a config file (`ConfigLoader`) and command-line flags.
+public struct NodeConfiguration: Sendable, Equatable {
+    /// One database served by the node.
+    public struct Database: Sendable, Equatable {
+        public var name: String
+        /// True for `"server": "walrus:"`: in memory, gone when the node stops.
+        public var inMemory: Bool
+        public var revsLimit: Int
+        public var maxDocumentSize: Int
+        public var durability: StoreConfiguration.Durability
+
+        public init(
+            name: String, inMemory: Bool = false, revsLimit: Int = 1000, maxDocumentSize: Int = 20 * 1024 * 1024,
+            durability: StoreConfiguration.Durability = .full
+        ) {
+            self.name = name
+            self.inMemory = inMemory
+            self.revsLimit = revsLimit
+            self.maxDocumentSize = maxDocumentSize
+            self.durability = durability
+        }
+    }
+
+    public var publicAddress = ListenAddress(host: "0.0.0.0", port: 4984)
+    public var adminAddress = ListenAddress(host: "127.0.0.1", port: 4985)
+    public var dataDirectory = "./shoal-data"
+    public var databases: [Database] = [Database(name: "db")]
+    /// Sync Gateway style log keys (`HTTP`, `CRUD`, `Changes`, … or `*`).
+    public var logKeys: Set<String> = ["HTTP"]
+    /// Largest request body for JSON endpoints.
+    public var maxRequestBytes = 64 * 1024 * 1024
+
+    public init() {}
+
+    /// The store configuration of one database.
+    public func storeConfiguration(for database: Database) -> StoreConfiguration {
+        StoreConfiguration(
+            name: database.name,
+            location: database.inMemory ? .memory : .directory(dataDirectory),
+            revsLimit: database.revsLimit,
+            maxDocumentSize: database.maxDocumentSize,
+            durability: database.durability)
+    }
+
+    /// Database names must be lowercase letters, digits and `_$()+-/`, starting with a
+    /// letter (CouchDB's rule, which Sync Gateway follows).
+    public static func isValidDatabaseName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, ("a"..."z").contains(first), name.utf8.count <= 238 else {
+            return false
+        }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789_$()+-".unicodeScalars)
+        return name.unicodeScalars.allSatisfy { allowed.contains($0) }
+    }
+}

@@ -1,0 +1,145 @@
+import DocumentStore
+import Foundation
+import Hummingbird
+import Logging
+import RESTServer
+import ServiceLifecycle
+import Synchronization
+
+/// A running Shoal node: opens its databases, serves the public and admin REST
+/// listeners, and closes everything cleanly on shutdown.
+public final class ShoalNode: DatabaseRegistry, Sendable {
+    public let configuration: NodeConfiguration
+    private let stores: [String: DocumentStore]
+    private let logger: Logger
+    private let running = Mutex<Running?>(nil)
+
+    private struct Running: Sendable {
+        let group: ServiceGroup
+        let task: Task<Void, any Error>
+    }
+
+    /// The ports the listeners actually bound (useful with port 0).
+    public struct BoundPorts: Sendable, Equatable {
+        public let publicPort: Int
+        public let adminPort: Int
+    }
+
+    /// Opens every configured database (creating the data directory as needed).
+    public init(configuration: NodeConfiguration) throws {
+        self.configuration = configuration
+        logger = Logger(label: "Store")
+        var stores: [String: DocumentStore] = [:]
+        for database in configuration.databases {
+            stores[database.name] = try DocumentStore(
+                configuration: configuration.storeConfiguration(for: database), logger: Logger(label: "CRUD"))
+        }
+        self.stores = stores
+    }
+
+    public func database(named name: String) -> DocumentStore? { stores[name] }
+    public var databaseNames: [String] { Array(stores.keys) }
+
+    /// Starts both listeners and returns once they accept connections. With
+    /// `handleSignals`, SIGINT and SIGTERM stop the node gracefully.
+    @discardableResult
+    public func start(handleSignals: Bool = false) async throws -> BoundPorts {
+        let ready = ReadySignal()
+        let restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
+        var hummingbirdLogger = Logger(label: "HTTP")
+        hummingbirdLogger.logLevel = .warning
+        func application(_ address: ListenAddress, admin: Bool) -> some Service {
+            let handler = RESTHandler(
+                registry: self, configuration: restConfiguration, isAdmin: admin, logger: Logger(label: "HTTP"))
+            return Application(
+                responder: handler.responder,
+                configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
+                onServerRunning: { channel in ready.bound(admin: admin, port: channel.localAddress?.port ?? address.port) },
+                logger: hummingbirdLogger)
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [
+                .init(service: application(configuration.publicAddress, admin: false)),
+                .init(service: application(configuration.adminAddress, admin: true)),
+            ],
+            gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
+            logger: logger))
+        let task = Task {
+            do {
+                try await group.run()
+                ready.failed(CancellationError())
+            } catch {
+                ready.failed(error)
+                throw error
+            }
+        }
+        running.withLock { $0 = Running(group: group, task: task) }
+        return try await ready.wait()
+    }
+
+    /// Runs until the listeners stop (a signal, or `stop()`), then closes the databases.
+    public func waitUntilStopped() async {
+        guard let running = running.withLock({ $0 }) else { return }
+        _ = try? await running.task.value
+        closeStores()
+    }
+
+    /// Stops the listeners gracefully and closes the databases.
+    public func stop() async {
+        if let running = running.withLock({ $0 }) {
+            await running.group.triggerGracefulShutdown()
+            _ = try? await running.task.value
+        }
+        closeStores()
+    }
+
+    private func closeStores() {
+        for store in stores.values { store.close() }
+    }
+}
+
+/// Collects the bound ports of both listeners, or the error that stopped them.
+private final class ReadySignal: Sendable {
+    private struct State {
+        var publicPort: Int?
+        var adminPort: Int?
+        var error: (any Error)?
+        var continuation: CheckedContinuation<ShoalNode.BoundPorts, any Error>?
+    }
+    private let state = Mutex(State())
+
+    func bound(admin: Bool, port: Int) {
+        state.withLock { state in
+            if admin { state.adminPort = port } else { state.publicPort = port }
+            resume(&state)
+        }
+    }
+
+    func failed(_ error: any Error) {
+        state.withLock { state in
+            if state.error == nil { state.error = error }
+            resume(&state)
+        }
+    }
+
+    func wait() async throws -> ShoalNode.BoundPorts {
+        try await withCheckedThrowingContinuation { continuation in
+            state.withLock { state in
+                state.continuation = continuation
+                resume(&state)
+            }
+        }
+    }
+
+    private func resume(_ state: inout State) {
+        guard let continuation = state.continuation else { return }
+        if let publicPort = state.publicPort, let adminPort = state.adminPort {
+            continuation.resume(returning: .init(publicPort: publicPort, adminPort: adminPort))
+        } else if let error = state.error {
+            continuation.resume(throwing: error)
+        } else {
+            return
+        }
+        state.continuation = nil
+    }
+}

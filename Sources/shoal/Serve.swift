@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ShoalNode
+
+/// `shoal serve`: starts a node with the config file and flags given (flags win).
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run a Shoal node.")
+
+    @Option(name: .long, help: "Config file in Sync Gateway's JSON shape.")
+    var config: String?
+
+    @Option(name: .long, help: "Database to serve when the config names none (default: db).")
+    var db: String?
+
+    @Option(name: .long, help: "Data directory (default: ./shoal-data).")
+    var data: String?
+
+    @Option(name: .long, help: "Public listener address (default: 0.0.0.0).")
+    var interface: String?
+
+    @Option(name: .long, help: "Public listener port (default: 4984).")
+    var port: Int?
+
+    @Option(name: .customLong("admin-interface"), help: "Admin listener address (default: 127.0.0.1).")
+    var adminInterface: String?
+
+    @Option(name: .customLong("admin-port"), help: "Admin listener port (default: 4985).")
+    var adminPort: Int?
+
+    @Option(name: .long, help: "Comma-separated log keys to show at debug level (HTTP,CRUD,Changes,… or *).")
+    var log: String?
+
+    @Option(name: .long, help: "Commit durability: full (fsync every commit) or normal.")
+    var durability: String?
+
+    func run() async throws {
+        var configuration = NodeConfiguration()
+        var warnings: [String] = []
+        if let config {
+            do {
+                let loaded = try ConfigLoader.load(path: config)
+                configuration = loaded.configuration
+                warnings = loaded.warnings
+            } catch {
+                throw ValidationError("\(config): \(error)")
+            }
+        }
+        try apply(to: &configuration)
+        ShoalLogHandler.bootstrap(enabledKeys: configuration.logKeys)
+        let logger = Logger(label: "Config")
+        for warning in warnings { logger.warning("\(warning)") }
+
+        let node = try ShoalNode(configuration: configuration)
+        let ports = try await node.start(handleSignals: true)
+        let names = configuration.databases.map(\.name).sorted().joined(separator: ", ")
+        print("""
+            Shoal \(ShoalVersion.string) serving \(names) from \(configuration.dataDirectory)
+              public: http://\(configuration.publicAddress.host):\(ports.publicPort)/
+              admin:  http://\(configuration.adminAddress.host):\(ports.adminPort)/
+            """)
+        fflush(nil)
+        await node.waitUntilStopped()
+        logger.info("stopped")
+    }
+
+    private func apply(to configuration: inout NodeConfiguration) throws {
+        if let data { configuration.dataDirectory = data }
+        if let interface { configuration.publicAddress.host = interface }
+        if let port { configuration.publicAddress.port = try checkedPort(port) }
+        if let adminInterface { configuration.adminAddress.host = adminInterface }
+        if let adminPort { configuration.adminAddress.port = try checkedPort(adminPort) }
+        if let log { configuration.logKeys = Set(log.split(separator: ",").map(String.init)) }
+        if let db {
+            guard NodeConfiguration.isValidDatabaseName(db) else {
+                throw ValidationError("invalid database name \"\(db)\": use lowercase letters, digits and _$()+-, starting with a letter")
+            }
+            if config == nil { configuration.databases = [NodeConfiguration.Database(name: db)] }
+        }
+        if let durability {
+            guard let value = StoreDurability(rawValue: durability) else {
+                throw ValidationError("--durability must be full or normal")
+            }
+            for index in configuration.databases.indices { configuration.databases[index].durability = value }
+        }
+    }
+
+    private func checkedPort(_ port: Int) throws -> Int {
+        guard (0...65535).contains(port) else { throw ValidationError("port \(port) is out of range") }
+        return port
+    }
+}
