@@ -62,28 +62,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Shared test helpers: temporary directories and stores, a node on ephemeral ports, an HTTP client.
+        // Shared test helpers: temporary directories and stores, a node on ephemeral ports, a socket HTTP client.
         .target(
             name: "TestSupport",
             dependencies: [
                 "DocumentModel",
                 "DocumentStore",
                 "ShoalNode",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "DocumentModelTests", dependencies: ["DocumentModel"]),
         .testTarget(name: "DocumentStoreTests", dependencies: ["DocumentStore", "TestSupport"]),
         .testTarget(
             name: "RESTServerTests",
-            dependencies: [
-                "RESTServer", "TestSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-            ]
+            dependencies: ["RESTServer", "TestSupport"]
         ),
-        .testTarget(name: "ShoalNodeTests", dependencies: ["ShoalNode", "TestSupport"]),
+        // Depends on the executable so that `swift test` builds it for the crash test.
+        .testTarget(name: "ShoalNodeTests", dependencies: ["ShoalNode", "TestSupport", "shoal"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,36 @@
+# Shoal: the two set-up commands.
+#   make run   installs missing system packages, builds, starts a node with embedded defaults
+#   make test  installs missing system packages, builds, runs the whole test suite
+SWIFT ?= swift
+APT_PACKAGES := libsqlite3-dev
+SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+RUN_ARGS ?=
+
+.PHONY: deps build run test release bench clean
+
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:$$missing"; \
+		$(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+run: build
+	$(SWIFT) run --skip-build shoal serve $(RUN_ARGS)
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench: deps
+	cd Benchmarks && $(SWIFT) package benchmark
+
+clean:
+	rm -rf .build Benchmarks/.build

@@ -1,0 +1,68 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import ShoalNode
+
+/// A real `ShoalNode` on ephemeral loopback ports, with helpers to call its public
+/// and admin listeners over real sockets.
+public final class TestNode: Sendable {
+    public let node: ShoalNode
+    public let ports: ShoalNode.BoundPorts
+    public let directory: TemporaryDirectory
+
+    /// Starts a node serving `databases` (in memory unless `persistent`).
+    public static func start(
+        databases: [String] = ["db"], persistent: Bool = false, maxDocumentSize: Int? = nil,
+        configure: (inout NodeConfiguration) -> Void = { _ in }
+    ) async throws -> TestNode {
+        let directory = TemporaryDirectory(prefix: "shoal-node")
+        var configuration = NodeConfiguration()
+        configuration.publicAddress = ListenAddress(host: "127.0.0.1", port: 0)
+        configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: 0)
+        configuration.dataDirectory = directory.path
+        configuration.databases = databases.map { name in
+            var database = NodeConfiguration.Database(name: name, inMemory: !persistent, durability: .normal)
+            if let maxDocumentSize { database.maxDocumentSize = maxDocumentSize }
+            return database
+        }
+        configure(&configuration)
+        let node = try ShoalNode(configuration: configuration)
+        let ports = try await node.start()
+        return TestNode(node: node, ports: ports, directory: directory)
+    }
+
+    init(node: ShoalNode, ports: ShoalNode.BoundPorts, directory: TemporaryDirectory) {
+        self.node = node
+        self.ports = ports
+        self.directory = directory
+    }
+
+    public func stop() async {
+        await node.stop()
+        directory.remove()
+    }
+
+    /// Sends a request to the public (or admin) listener. A JSON `body` is sent with
+    /// `Content-Type: application/json`.
+    public func request(
+        _ method: String, _ path: String, json body: JSON? = nil, admin: Bool = false,
+        headers: [String: String] = [:]
+    ) async throws -> HTTPResult {
+        var headers = headers
+        var bytes: [UInt8]?
+        if let body {
+            bytes = body.canonicalBytes()
+            if headers["Content-Type"] == nil { headers["Content-Type"] = "application/json" }
+        }
+        return try await HTTPTestClient.send(
+            port: admin ? ports.adminPort : ports.publicPort, method: method, path: path, headers: headers, body: bytes)
+    }
+
+    /// Sends raw body bytes (for bad JSON, attachments, odd content types).
+    public func request(
+        _ method: String, _ path: String, raw body: [UInt8], headers: [String: String] = [:], admin: Bool = false
+    ) async throws -> HTTPResult {
+        try await HTTPTestClient.send(
+            port: admin ? ports.adminPort : ports.publicPort, method: method, path: path, headers: headers, body: body)
+    }
+}
