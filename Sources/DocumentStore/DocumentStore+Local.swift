@@ -7,6 +7,12 @@ public struct LocalDocument: Sendable, Equatable {
     public let id: String
     public let rev: String
     public let body: [String: JSON]
+
+    public init(id: String, rev: String, body: [String: JSON]) {
+        self.id = id
+        self.rev = rev
+        self.body = body
+    }
 }
 
 extension DocumentStore {

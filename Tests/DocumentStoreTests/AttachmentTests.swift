@@ -1,0 +1,102 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct AttachmentTests {
+    @Test func inlineDataBecomesBlobAndStubsCarryOver() async throws {
+        let test = try TestStore()
+        defer { test.destroy() }
+        let store = test.store
+        let data = Data("hello world".utf8).base64EncodedString()
+        let first = try await store.put("doc", [
+            "_attachments": ["a.txt": ["content_type": "text/plain", "data": .string(data)]],
+        ])
+        let revision = try await store.revision("doc").1
+        let info = try #require(revision.attachments["a.txt"])
+        #expect(info.digest == "sha1-Kq5sNclPz7QV2+lfQIuc6R7oRu0=")
+        #expect(info.length == 11)
+        #expect(info.revpos == 1)
+        #expect(info.contentType == "text/plain")
+        #expect(store.blobs.read(info.digest) == Array("hello world".utf8))
+
+        // A stub keeps the attachment (and its revpos) in the next revision.
+        let second = try await store.put("doc", ["x": 1, "_attachments": ["a.txt": ["stub": true]]], parent: first.revID)
+        let kept = try #require(try await store.revision("doc").1.attachments["a.txt"])
+        #expect(kept == info)
+        // Leaving `_attachments` out drops it.
+        _ = try await store.put("doc", ["x": 2], parent: second.revID)
+        #expect(try await store.revision("doc").1.attachments.isEmpty)
+    }
+
+    @Test func attachmentsChangeTheRevisionID() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        let plain = try await test.store.put("a", ["x": 1])
+        let with = try await test.store.put("b", ["x": 1, "_attachments": ["f": ["data": "AAEC"]]])
+        #expect(plain.revID != with.revID)
+    }
+
+    @Test func missingStubAndBadDataAreRejected() async throws {
+        let test = try TestStore()
+        defer { test.destroy() }
+        let store = test.store
+        await expectStoreError(.preconditionFailed) {
+            try await store.put("doc", ["_attachments": ["a": ["stub": true]]])
+        }
+        await expectStoreError(.badRequest) {
+            try await store.put("doc", ["_attachments": ["a": ["data": "!!!not base64!!!"]]])
+        }
+        await expectStoreError(.badRequest) {
+            try await store.put("doc", ["_attachments": ["a": ["content_type": "text/plain"]]])
+        }
+        await expectStoreError(.preconditionFailed) {
+            try await store.put("doc", ["_attachments": ["a": ["digest": "sha1-AAAAAAAAAAAAAAAAAAAAAAAAAAA=", "length": 3]]])
+        }
+        #expect(store.info().updateSequence == 0)
+    }
+
+    @Test func replicatedStubResolvesByDigest() async throws {
+        let test = try TestStore()
+        defer { test.destroy() }
+        let store = test.store
+        let stored = try store.blobs.store(Array("payload".utf8))
+        try await store.replicate("doc", [
+            "_attachments": ["p": ["stub": true, "digest": .string(stored.digest), "revpos": 1]],
+        ], history: ["2-bbbb", "1-aaaa"])
+        let info = try #require(try await store.revision("doc").1.attachments["p"])
+        #expect(info.digest == stored.digest)
+        #expect(info.length == 7)
+    }
+
+    @Test func streamedBlobMatchesDigest() throws {
+        let test = try TestStore()
+        defer { test.destroy() }
+        let writer = try test.store.blobs.makeWriter()
+        var all: [UInt8] = []
+        for index in 0..<100 {
+            let chunk = [UInt8](repeating: UInt8(index), count: 1000 + index)
+            all += chunk
+            try writer.write(chunk)
+        }
+        let blob = try writer.finish()
+        #expect(blob.length == all.count)
+        #expect(blob.digest == Digests.attachmentDigest(sha1: SHA1.hash(all)))
+        #expect(test.store.blobs.read(blob.digest) == all)
+        // No temporary files are left behind.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: test.store.blobs.directory + "/tmp")
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func cancelledWriterLeavesNothing() throws {
+        let test = try TestStore()
+        defer { test.destroy() }
+        let writer = try test.store.blobs.makeWriter()
+        try writer.write([1, 2, 3])
+        writer.cancel()
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: test.store.blobs.directory + "/tmp")
+        #expect(leftovers.isEmpty)
+        #expect(!test.store.blobs.contains(Digests.attachmentDigest(sha1: SHA1.hash([1, 2, 3]))))
+    }
+}
