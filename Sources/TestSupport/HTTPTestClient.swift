@@ -29,26 +29,28 @@ public enum HTTPTestClient {
         port: Int, method: String, path: String, headers: [String: String] = [:], body: [UInt8]? = nil,
         timeout: TimeInterval = 30
     ) async throws -> HTTPResult {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    try sendBlocking(port: port, method: method, path: path, headers: headers, body: body, timeout: timeout)
-                })
-            }
+        try await onOwnThread {
+            try sendBlocking(port: port, method: method, path: path, headers: headers, body: body, timeout: timeout)
         }
     }
 
     /// Sends raw bytes and returns whatever the server answers before closing.
     public static func sendRaw(port: Int, bytes: [UInt8], timeout: TimeInterval = 10) async throws -> [UInt8] {
+        try await onOwnThread {
+            let fd = try connect(port: port, timeout: timeout)
+            defer { close(fd) }
+            try writeAll(fd, bytes)
+            shutdown(fd, Int32(SHUT_WR))
+            return try readAll(fd)
+        }
+    }
+
+    /// Runs blocking socket work on a thread of its own: GCD's global queue runs only
+    /// about one blocked item per core, which would serialize parallel tests.
+    private static func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let fd = try connect(port: port, timeout: timeout)
-                    defer { close(fd) }
-                    try writeAll(fd, bytes)
-                    return try readAll(fd)
-                })
-            }
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
+            thread.start()
         }
     }
 
