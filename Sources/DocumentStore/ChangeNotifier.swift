@@ -17,6 +17,9 @@ final class ChangeNotifier: Sendable {
         state = Mutex(State(latest: latest))
     }
 
+    /// The latest published (committed) sequence.
+    var latest: UInt64 { state.withLock { $0.latest } }
+
     func subscribe() -> AsyncStream<UInt64> {
         let (stream, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingNewest(1))
         let id: Int? = state.withLock { state in

@@ -105,15 +105,20 @@ extension DocumentStore {
         var resolved: [String: JSON] = [:]
         for (name, pending) in update.attachments {
             switch pending {
-            case .new(let contentType, let digest, let length):
+            case .new(let contentType, let digest, let length, let stored):
+                guard stored || blobs.contains(digest) else {
+                    throw StoreError(.preconditionFailed, error: "missing_stub", reason: "Missing attachment content for \(name) (\(digest))")
+                }
                 resolved[name] = AttachmentInfo(contentType: contentType, digest: digest, length: length, revpos: generation).json
-            case .stub(let stubName, let digest, let revpos):
+            case .stub(let stubName, let digest, let revpos, let contentType, let length):
                 if let info = ancestors.lazy.compactMap({ $0[stubName] }).first(where: { digest == nil || $0.digest == digest }) {
                     resolved[name] = info.json
                 } else if let digest, blobs.contains(digest), let revpos {
-                    let length = (try? FileManager.default.attributesOfItem(atPath: blobs.path(for: digest)!)[.size] as? Int) ?? 0
+                    let storedLength = length
+                        ?? (try? FileManager.default.attributesOfItem(atPath: blobs.path(for: digest)!)[.size] as? Int) ?? 0
                     resolved[name] = AttachmentInfo(
-                        contentType: "application/octet-stream", digest: digest, length: length, revpos: revpos
+                        contentType: contentType ?? "application/octet-stream", digest: digest, length: storedLength,
+                        revpos: revpos
                     ).json
                 } else {
                     throw StoreError(.preconditionFailed, error: "missing_stub", reason: "Invalid attachment stub in \(update.docID) for \(stubName)")

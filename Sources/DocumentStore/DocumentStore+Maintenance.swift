@@ -115,7 +115,10 @@ extension DocumentStore {
                 purged.append((docID, doc.tree.leaves.filter(targets.contains)))
             }
             try Self.saveCounters(db, counters, previous: before)
-            try db.execute(sql: "UPDATE meta SET value = value + 1 WHERE key = 'purge_seq'")
+            if !purged.isEmpty {
+                counters.purgeSequence += 1
+                try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'purge_seq'", arguments: [counters.purgeSequence])
+            }
             self.counters.withLock { $0 = counters }
             db.afterNextTransaction { _ in } onRollback: { _ in self.counters.withLock { $0 = before } }
             return (purged, counters.lastSequence, counters.lastSequence != before.lastSequence)

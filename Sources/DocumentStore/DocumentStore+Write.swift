@@ -45,6 +45,11 @@ extension DocumentStore {
             return (results, counters.lastSequence, counters.lastSequence != before.lastSequence)
         }
         if outcome.2 { notifier.publish(outcome.1) }
+        if logger.logLevel <= .debug {
+            for case .success(let result) in outcome.0 {
+                logger.debug("saved \(result.docID) \(result.revID) seq \(result.sequence.map(String.init) ?? "-")")
+            }
+        }
         return outcome.0
     }
 
@@ -65,10 +70,11 @@ extension DocumentStore {
     }
 
     enum PendingAttachment: Sendable {
-        /// Content stored now (inline data): revpos becomes the new revision's generation.
-        case new(contentType: String, digest: String, length: Int)
+        /// New in this revision (inline data stored now, or a blob stored beforehand):
+        /// revpos becomes the new revision's generation.
+        case new(contentType: String, digest: String, length: Int, stored: Bool)
         /// Unchanged since an earlier revision: taken from the parent, or trusted by digest.
-        case stub(name: String, digest: String?, revpos: Int?)
+        case stub(name: String, digest: String?, revpos: Int?, contentType: String?, length: Int?)
         /// Metadata with a digest whose blob must already be stored (replication).
         case known(AttachmentInfo)
     }
@@ -106,7 +112,7 @@ extension DocumentStore {
             }
             do {
                 let stored = try blobs.store([UInt8](bytes))
-                return .new(contentType: contentType, digest: stored.digest, length: stored.length)
+                return .new(contentType: contentType, digest: stored.digest, length: stored.length, stored: true)
             } catch let error as StoreError {
                 throw error
             } catch {
@@ -116,10 +122,14 @@ extension DocumentStore {
         if entry["stub"]?.boolValue == true {
             return .stub(
                 name: name, digest: entry["digest"]?.stringValue,
-                revpos: entry["revpos"]?.intValue.map { Int($0) })
+                revpos: entry["revpos"]?.intValue.map { Int($0) },
+                contentType: entry["content_type"]?.stringValue, length: entry["length"]?.intValue.map { Int($0) })
         }
         if let info = AttachmentInfo(entry) {
-            return .known(info)
+            // Without a revpos the attachment is new in this revision.
+            return entry["revpos"] == nil
+                ? .new(contentType: info.contentType, digest: info.digest, length: info.length, stored: false)
+                : .known(info)
         }
         throw .badRequest("Attachment '\(name)' has no data, stub or digest")
     }

@@ -22,12 +22,13 @@ public final class DocumentStore: Sendable {
     struct Counters {
         var lastSequence: UInt64
         var docCount: Int64
+        var purgeSequence: Int64 = 0
     }
 
     public var name: String { configuration.name }
 
     /// Opens (creating if needed) the database described by `configuration`.
-    public init(configuration: StoreConfiguration, logger: Logger = Logger(label: "shoal.store")) throws {
+    public init(configuration: StoreConfiguration, logger: Logger = Logger(label: "CRUD")) throws {
         self.configuration = configuration
         self.logger = logger
         var config = Configuration()
@@ -49,7 +50,8 @@ public final class DocumentStore: Sendable {
         let loaded = try writer.read { db in
             Counters(
                 lastSequence: UInt64(try Self.meta(db, "last_seq")),
-                docCount: try Self.meta(db, "doc_count"))
+                docCount: try Self.meta(db, "doc_count"),
+                purgeSequence: try Self.meta(db, "purge_seq"))
         }
         counters = Mutex(loaded)
         notifier = ChangeNotifier(latest: loaded.lastSequence)
@@ -66,13 +68,18 @@ public final class DocumentStore: Sendable {
         }
     }
 
-    /// Document count (live documents) and latest sequence.
-    public func info() -> (docCount: Int, updateSequence: UInt64) {
-        counters.withLock { (Int($0.docCount), $0.lastSequence) }
+    /// Document count (live documents), latest sequence, and how many purges changed
+    /// something.
+    public func info() -> (docCount: Int, updateSequence: UInt64, purgeSequence: Int) {
+        counters.withLock { (Int($0.docCount), $0.lastSequence, Int($0.purgeSequence)) }
     }
 
-    /// The latest sequence assigned.
+    /// The latest sequence assigned (its transaction may still be committing).
     public var lastSequence: UInt64 { counters.withLock { $0.lastSequence } }
+
+    /// The latest sequence whose transaction has committed: every change at or below
+    /// it is visible to reads started from now on.
+    public var committedSequence: UInt64 { notifier.latest }
 
     /// A stream of the latest sequence, yielded after every committed change. It
     /// first yields the current sequence.
@@ -112,7 +119,8 @@ public final class DocumentStore: Sendable {
 
     private func reloadCounters() {
         guard let loaded = try? writer.read({ db in
-            Counters(lastSequence: UInt64(try Self.meta(db, "last_seq")), docCount: try Self.meta(db, "doc_count"))
+            Counters(lastSequence: UInt64(try Self.meta(db, "last_seq")), docCount: try Self.meta(db, "doc_count"),
+                purgeSequence: try Self.meta(db, "purge_seq"))
         }) else { return }
         counters.withLock { $0 = loaded }
     }

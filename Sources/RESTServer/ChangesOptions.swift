@@ -55,7 +55,9 @@ struct ChangesOptions: Sendable {
         } else if let ids = try merged.stringList("doc_ids") {
             docIDs = Set(ids)
         }
-        if let heartbeat = try merged.int("heartbeat") {
+        if merged["heartbeat"] == "true" {
+            heartbeat = .seconds(60)
+        } else if let heartbeat = try merged.int("heartbeat") {
             self.heartbeat = .milliseconds(max(heartbeat, 25))
         }
         if let timeout = try merged.int("timeout") {

@@ -13,13 +13,11 @@ extension DatabaseEndpoint {
         var keys: [String]?
         if request.method == .post {
             let body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes)
-            if let array = body["keys"]?.arrayValue { keys = array.compactMap(\.stringValue) }
+            if let value = body["keys"] { keys = try Self.stringKeys(value) }
         }
         if keys == nil, let keysJSON = query["keys"] {
-            guard let array = (try? JSON.parse(keysJSON))?.arrayValue else {
-                throw HTTPFailure.badRequest("keys must be a JSON array")
-            }
-            keys = array.compactMap(\.stringValue)
+            guard let value = try? JSON.parse(keysJSON) else { throw HTTPFailure.badRequest("keys must be a JSON array") }
+            keys = try Self.stringKeys(value)
         }
         let includeDocs = try query.bool("include_docs")
         let renderer = try DocumentRenderer(query: query)
@@ -57,6 +55,14 @@ extension DatabaseEndpoint {
             "update_seq": .int(Int64(info.updateSequence)),
             "rows": .array(rows),
         ])
+    }
+
+    private static func stringKeys(_ value: JSON) throws(HTTPFailure) -> [String] {
+        guard let array = value.arrayValue else { throw .badRequest("keys must be a JSON array of document IDs") }
+        return try array.map { (item: JSON) throws(HTTPFailure) -> String in
+            guard let key = item.stringValue else { throw .badRequest("keys must be a JSON array of document IDs") }
+            return key
+        }
     }
 
     private func key(_ names: String...) throws(HTTPFailure) -> String? {

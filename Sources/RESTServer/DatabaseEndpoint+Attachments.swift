@@ -65,9 +65,8 @@ extension DatabaseEndpoint {
         let blob = try writer.finish()
         var body = try await currentBody(docID: docID, rev: rev)
         var attachments = body["_attachments"]?.objectValue ?? [:]
-        attachments[name] = AttachmentInfo(
-            contentType: contentType, digest: blob.digest, length: blob.length, revpos: (rev?.generation ?? 0) + 1
-        ).json
+        // No revpos: the store gives a new attachment the new revision's generation.
+        attachments[name] = ["content_type": .string(contentType), "digest": .string(blob.digest), "length": .int(Int64(blob.length))]
         body["_attachments"] = .object(attachments)
         let result = try await save(DocumentUpdate(docID: docID, body: body, mode: .edit(parent: rev)))
         return RESTResponse.written(id: docID, rev: result.revID.description)

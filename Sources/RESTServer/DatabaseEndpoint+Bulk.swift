@@ -11,7 +11,11 @@ extension DatabaseEndpoint {
         try allow(request, "POST", request.method == .post)
         let body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes)
         guard let docs = body["docs"]?.arrayValue else { throw HTTPFailure.badRequest("Missing \"docs\" array") }
-        let newEdits = body["new_edits"]?.boolValue ?? true
+        let newEditsValue = body["new_edits"]
+        guard newEditsValue == nil || newEditsValue?.boolValue != nil else {
+            throw HTTPFailure.badRequest("new_edits must be a boolean")
+        }
+        let newEdits = newEditsValue?.boolValue ?? true
         var slots: [Result<DocumentUpdate, HTTPFailure>] = []
         slots.reserveCapacity(docs.count)
         for doc in docs {
@@ -84,9 +88,13 @@ extension DatabaseEndpoint {
                 }
                 wanted = [rev]
             }
-            guard let (metadata, lookups) = try await store.revisions(id, revs: wanted) else {
+            // Without a rev, the current (winning) revision, as CouchDB answers.
+            guard var (metadata, lookups) = try await store.revisions(id, revs: wanted) else {
                 results.append(["id": .string(id), "docs": [Self.bulkGetError(id: id, rev: wanted?.first?.description, .notFound())]])
                 continue
+            }
+            if wanted == nil {
+                lookups = lookups.filter { if case .found(let revision) = $0 { revision.revID == metadata.winner } else { false } }
             }
             var entries: [JSON] = []
             var seen = Set<RevID>()

@@ -20,7 +20,7 @@ extension DatabaseEndpoint {
             }
         }
         let options = try ChangesOptions(query: query, body: body)
-        let since = options.since ?? store.lastSequence
+        let since = options.since ?? store.committedSequence
         switch options.feed {
         case .normal:
             let (entries, last) = try await changeEntries(since: since, options: options, limit: options.limit)
@@ -36,6 +36,8 @@ extension DatabaseEndpoint {
     private func changeEntries(
         since: UInt64, options: ChangesOptions, limit: Int?
     ) async throws(HTTPFailure) -> ([JSON], UInt64) {
+        // Read before the query: every change up to here is in the query's snapshot.
+        let committed = store.committedSequence
         let listings: [DocumentListing]
         do {
             listings = try await store.changes(
@@ -58,8 +60,11 @@ extension DatabaseEndpoint {
             if options.includeDocs { entry["doc"] = rendered(listing, renderer: renderer) }
             return .object(entry)
         }
-        let last = listings.last?.sequence ?? (options.descending ? store.lastSequence : max(since, 0))
-        return (entries, options.descending ? store.lastSequence : last)
+        // A feed cut short by its limit continues after its last entry; otherwise the
+        // whole range up to the committed sequence was scanned (filtered or not).
+        let limited = !options.descending && limit.map { listings.count >= $0 } ?? false
+        let last = limited ? listings.last!.sequence : max(since, committed, listings.last?.sequence ?? 0)
+        return (entries, last)
     }
 
     /// Answers at once when there are changes, else when the first one arrives (or

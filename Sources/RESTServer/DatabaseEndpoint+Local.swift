@@ -17,11 +17,13 @@ extension DatabaseEndpoint {
                 return RESTResponse.json(.object(body))
             case .put:
                 var body = try await request.jsonObjectBody(limit: documentLimit)
-                let rev = query["rev"] ?? body.removeValue(forKey: "_rev")?.stringValue
+                let bodyRev = body.removeValue(forKey: "_rev")?.stringValue
+                body.removeValue(forKey: "_id")
+                let rev = try requestedRev() ?? bodyRev
                 let newRev = try await store.putLocal(id, body: body, rev: rev)
                 return RESTResponse.written(id: "_local/\(id)", rev: newRev)
             case .delete:
-                try await store.deleteLocal(id, rev: query["rev"])
+                try await store.deleteLocal(id, rev: try requestedRev())
                 return RESTResponse.json(["id": .string("_local/\(id)"), "ok": true, "rev": "0-0"])
             default:
                 throw HTTPFailure.methodNotAllowed("GET,HEAD,PUT,DELETE")
@@ -68,6 +70,6 @@ extension DatabaseEndpoint {
         }
         var result: [String: JSON] = [:]
         for (docID, revs) in purged { result[docID] = .array(revs.map { .string($0.description) }) }
-        return RESTResponse.json(["purge_seq": .null, "purged": .object(result)])
+        return RESTResponse.json(["purge_seq": .int(Int64(store.info().purgeSequence)), "purged": .object(result)])
     }
 }

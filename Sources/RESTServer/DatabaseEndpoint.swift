@@ -25,15 +25,17 @@ struct DatabaseEndpoint: Sendable {
                 "doc_count": .int(Int64(info.docCount)),
                 "update_seq": .int(Int64(info.updateSequence)),
                 "committed_update_seq": .int(Int64(info.updateSequence)),
-                "purge_seq": 0,
+                "purge_seq": .int(Int64(info.purgeSequence)),
                 "compact_running": false,
                 "disk_format_version": 0,
-                "instance_start_time": .string(String(DatabaseEndpoint.startTime)),
+                "instance_start_time": .string(String(configuration.startTime)),
                 "state": "Online",
             ])
         case .post:
             var body = try await request.jsonObjectBody(limit: documentLimit)
-            let id = body.removeValue(forKey: "_id")?.stringValue ?? Self.generateDocID()
+            let givenID = body.removeValue(forKey: "_id")
+            if let givenID, givenID.stringValue == nil { throw HTTPFailure.badRequest("Invalid _id: must be a string") }
+            let id = givenID?.stringValue ?? Self.generateDocID()
             let update = try DocumentUpdateParser.parse(body, docID: id, explicitRev: nil, newEdits: true)
             let result = try await save(update)
             return RESTResponse.written(id: id, rev: result.revID.description)
@@ -50,9 +52,7 @@ struct DatabaseEndpoint: Sendable {
 
     func save(_ update: DocumentUpdate) async throws(HTTPFailure) -> WriteResult {
         do {
-            let result = try await store.save(update)
-            logger.debug("CRUD: saved \(result.docID) \(result.revID)")
-            return result
+            return try await store.save(update)
         } catch {
             throw HTTPFailure(error)
         }
@@ -65,8 +65,6 @@ struct DatabaseEndpoint: Sendable {
         let low = generator.next() as UInt64
         return String(format: "%016llx%016llx", high, low)
     }
-
-    static let startTime = UInt64(Date().timeIntervalSince1970 * 1_000_000)
 }
 
 /// Turns a client's JSON document into a `DocumentUpdate`: strips and checks the

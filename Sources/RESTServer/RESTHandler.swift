@@ -35,13 +35,14 @@ public struct RESTHandler: Sendable {
         } catch let failure as HTTPFailure {
             response = RESTResponse.failure(failure)
         } catch {
-            logger.error("HTTP: unexpected error for \(request.method) \(request.uri.path): \(error)")
+            logger.error("unexpected error for \(request.method) \(request.uri.path): \(error)")
             response = RESTResponse.failure(HTTPFailure(.internalServerError, "internal_error", "\(error)"))
         }
-        if request.method == .head { response.body = ResponseBody() }
+        // HEAD: the GET answer's headers (Content-Length included) without its body.
+        if request.method == .head { response = response.createHeadResponse() }
         response.headers[.server] = "Shoal/\(configuration.version)"
         let elapsed = ContinuousClock.now - start
-        logger.debug("HTTP: \(request.method) \(request.uri)\(isAdmin ? " (ADMIN)" : "") → \(response.status.code) in \(elapsed)")
+        logger.debug("\(request.method) \(request.uri)\(isAdmin ? " (ADMIN)" : "") → \(response.status.code) in \(elapsed)")
         return response
     }
 
@@ -109,9 +110,12 @@ public struct RESTConfiguration: Sendable {
     public var maxRequestBytes: Int
     /// Largest attachment accepted by `PUT /{db}/{doc}/{attachment}`.
     public var maxAttachmentBytes: Int
+    /// When the server started, in microseconds since 1970 (`instance_start_time`).
+    public var startTime: UInt64
 
     public init(version: String, maxRequestBytes: Int = 64 * 1024 * 1024, maxAttachmentBytes: Int = 1 << 30) {
         self.version = version
+        startTime = UInt64(Date().timeIntervalSince1970 * 1_000_000)
         self.maxRequestBytes = maxRequestBytes
         self.maxAttachmentBytes = maxAttachmentBytes
     }

@@ -17,6 +17,8 @@ public enum ConfigLoader {
     public struct Loaded: Sendable {
         public var configuration: NodeConfiguration
         public var warnings: [String]
+        /// True when the file has a `databases` object (then `--db` does not apply).
+        public var namesDatabases: Bool
     }
 
     static let topLevelKeys: Set<String> = ["interface", "adminInterface", "log", "databases", "data", "maxRequestBytes"]
@@ -70,7 +72,7 @@ public enum ConfigLoader {
                 try database(name: name, databases[name]!, warnings: &warnings)
             }
         }
-        return Loaded(configuration: config, warnings: warnings)
+        return Loaded(configuration: config, warnings: warnings, namesDatabases: root["databases"] != nil)
     }
 
     private static func address(_ value: JSON, key: String, defaultHost: String) throws -> ListenAddress {
@@ -82,7 +84,7 @@ public enum ConfigLoader {
 
     private static func database(name: String, _ value: JSON, warnings: inout [String]) throws -> NodeConfiguration.Database {
         guard NodeConfiguration.isValidDatabaseName(name) else {
-            throw ConfigError(message: "invalid database name \"\(name)\": use lowercase letters, digits and _$()+- , starting with a letter")
+            throw ConfigError(message: "invalid database name \"\(name)\": use lowercase letters, digits and _$()+-, starting with a letter")
         }
         guard let object = value.objectValue else { throw ConfigError(message: "database \"\(name)\" must be an object") }
         var database = NodeConfiguration.Database(name: name)

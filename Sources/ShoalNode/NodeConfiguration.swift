@@ -46,7 +46,7 @@ public struct NodeConfiguration: Sendable, Equatable {
             durability: database.durability)
     }
 
-    /// Database names must be lowercase letters, digits and `_$()+-/`, starting with a
+    /// Database names must be lowercase letters, digits and `_$()+-`, starting with a
     /// letter (CouchDB's rule, which Sync Gateway follows).
     public static func isValidDatabaseName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first), name.utf8.count <= 238 else {

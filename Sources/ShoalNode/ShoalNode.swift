@@ -28,7 +28,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     /// Opens every configured database (creating the data directory as needed).
     public init(configuration: NodeConfiguration) throws {
         self.configuration = configuration
-        logger = Logger(label: "Store")
+        logger = Logger(label: "Node")
         var stores: [String: DocumentStore] = [:]
         for database in configuration.databases {
             stores[database.name] = try DocumentStore(
@@ -47,7 +47,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         let ready = ReadySignal()
         let restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
         var hummingbirdLogger = Logger(label: "HTTP")
-        hummingbirdLogger.logLevel = .warning
+        hummingbirdLogger.logLevel = .critical
         func application(_ address: ListenAddress, admin: Bool) -> some Service {
             let handler = RESTHandler(
                 registry: self, configuration: restConfiguration, isAdmin: admin, logger: Logger(label: "HTTP"))

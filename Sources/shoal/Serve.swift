@@ -37,22 +37,31 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         var configuration = NodeConfiguration()
         var warnings: [String] = []
+        var fileNamesDatabases = false
         if let config {
             do {
                 let loaded = try ConfigLoader.load(path: config)
                 configuration = loaded.configuration
                 warnings = loaded.warnings
+                fileNamesDatabases = loaded.namesDatabases
             } catch {
                 throw ValidationError("\(config): \(error)")
             }
         }
-        try apply(to: &configuration)
+        try apply(to: &configuration, fileNamesDatabases: fileNamesDatabases)
         ShoalLogHandler.bootstrap(enabledKeys: configuration.logKeys)
         let logger = Logger(label: "Config")
         for warning in warnings { logger.warning("\(warning)") }
 
         let node = try ShoalNode(configuration: configuration)
-        let ports = try await node.start(handleSignals: true)
+        let ports: ShoalNode.BoundPorts
+        do {
+            ports = try await node.start(handleSignals: true)
+        } catch {
+            await node.stop()
+            throw ValidationError(
+                "cannot listen on \(configuration.publicAddress) and \(configuration.adminAddress): \(error)")
+        }
         let names = configuration.databases.map(\.name).sorted().joined(separator: ", ")
         print("""
             Shoal \(ShoalVersion.string) serving \(names) from \(configuration.dataDirectory)
@@ -64,7 +73,7 @@ struct Serve: AsyncParsableCommand {
         logger.info("stopped")
     }
 
-    private func apply(to configuration: inout NodeConfiguration) throws {
+    private func apply(to configuration: inout NodeConfiguration, fileNamesDatabases: Bool) throws {
         if let data { configuration.dataDirectory = data }
         if let interface { configuration.publicAddress.host = interface }
         if let port { configuration.publicAddress.port = try checkedPort(port) }
@@ -75,7 +84,7 @@ struct Serve: AsyncParsableCommand {
             guard NodeConfiguration.isValidDatabaseName(db) else {
                 throw ValidationError("invalid database name \"\(db)\": use lowercase letters, digits and _$()+-, starting with a letter")
             }
-            if config == nil { configuration.databases = [NodeConfiguration.Database(name: db)] }
+            if !fileNamesDatabases { configuration.databases = [NodeConfiguration.Database(name: db)] }
         }
         if let durability {
             guard let value = StoreDurability(rawValue: durability) else {
