@@ -1,7 +1,7 @@
 import Foundation
 
 /// Digest formatting helpers: lowercase hex and Couchbase attachment digests.
-public enum Digests {
+public enum Digests: Sendable {
     /// Lowercase hexadecimal, two characters per byte.
     public static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let fast: String? = bytes.withContiguousStorageIfAvailable { hex(buffer: $0) }

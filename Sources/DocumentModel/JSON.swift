@@ -3,9 +3,11 @@
 /// Numbers come in two cases. `.int` holds integers; `.double` holds everything
 /// else. The two cases compare and hash by numeric value, so `.int(1)` equals
 /// `.double(1.0)`, and both encode to the same canonical bytes (`1`).
-/// Strings compare by their UTF-8 bytes (not by Unicode canonical equivalence),
-/// so two values are equal exactly when their canonical encodings are equal
-/// (object keys excepted: they follow `Dictionary`'s `String` equality).
+/// Strings (and object keys) compare by their UTF-8 bytes, not by Unicode
+/// canonical equivalence, so two values are equal exactly when their canonical
+/// encodings are equal. One limit comes from `[String: JSON]` itself: an object
+/// cannot hold two keys that are canonically equivalent (e.g. precomposed and
+/// decomposed "é"); when parsing, the later one replaces the earlier one.
 public enum JSON: Sendable {
     case null
     case bool(Bool)

@@ -1,6 +1,6 @@
 /// The part of a document body that a revision digest covers; owns the
 /// reduction of a body to the canonical bytes fed to `RevID.compute`.
-public enum RevisionBody {
+public enum RevisionBody: Sendable {
     /// Default attachment content type when a body does not give one.
     public static let defaultContentType = "application/octet-stream"
 

@@ -1,6 +1,6 @@
 /// The `_revisions` object of CouchDB / Sync Gateway (`{"start": N, "ids":
 /// [digests, newest first]}`); owns its conversion to and from revision histories.
-public enum RevisionsJSON {
+public enum RevisionsJSON: Sendable {
     /// `{"start": history[0].generation, "ids": [digests]}`. The history is
     /// assumed to have consecutive descending generations (as `RevTree.history(of:)`
     /// returns); only the first generation is recorded. An empty history gives

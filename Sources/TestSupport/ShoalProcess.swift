@@ -1,0 +1,94 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `shoal` executable run as a child process (for crash and signal tests): it
+/// is started with loopback ports chosen by the kernel, and killed by its PID only.
+public final class ShoalProcess: @unchecked Sendable {
+    public let process: Process
+    public let publicPort: Int
+    public let adminPort: Int
+    private let output: Pipe
+
+    /// The `shoal` binary built next to the test bundle.
+    public static var executablePath: String {
+        let testBinary = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var directory = URL(fileURLWithPath: testBinary).deletingLastPathComponent()
+        if directory.lastPathComponent.hasSuffix(".xctest") { directory.deleteLastPathComponent() }
+        return directory.appendingPathComponent("shoal").path
+    }
+
+    /// Starts `shoal serve` on `dataDirectory` and waits until it prints its ports.
+    public static func start(dataDirectory: String, arguments: [String] = [], timeout: TimeInterval = 30) async throws -> ShoalProcess {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Result {
+                    try ShoalProcess(dataDirectory: dataDirectory, arguments: arguments, timeout: timeout)
+                })
+            }.start()
+        }
+    }
+
+    private init(dataDirectory: String, arguments: [String], timeout: TimeInterval) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executablePath)
+        process.arguments = ["serve", "--data", dataDirectory, "--interface", "127.0.0.1", "--port", "0",
+                             "--admin-port", "0"] + arguments
+        output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(timeout)
+        var ports: (Int, Int)?
+        while ports == nil && Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            ports = Self.parsePorts(text)
+        }
+        guard let (publicPort, adminPort) = ports else {
+            process.terminate()
+            throw HTTPTestClient.Failure(description: "shoal did not start: \(text)")
+        }
+        self.publicPort = publicPort
+        self.adminPort = adminPort
+    }
+
+    private static func parsePorts(_ text: String) -> (Int, Int)? {
+        func port(after marker: String) -> Int? {
+            guard let range = text.range(of: marker) else { return nil }
+            let rest = text[range.upperBound...]
+            guard let colon = rest.firstIndex(of: ":"), let slash = rest[colon...].firstIndex(of: "/") else { return nil }
+            return Int(rest[rest.index(after: colon)..<slash])
+        }
+        guard let publicPort = port(after: "public: http://"), let adminPort = port(after: "admin:  http://") else {
+            return nil
+        }
+        return (publicPort, adminPort)
+    }
+
+    /// Sends a signal to this process (by its PID).
+    public func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the process to exit and returns its status.
+    public func waitForExit() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            Thread {
+                self.process.waitUntilExit()
+                continuation.resume(returning: self.process.terminationStatus)
+            }.start()
+        }
+    }
+
+    public func request(
+        _ method: String, _ path: String, body: [UInt8]? = nil, admin: Bool = false
+    ) async throws -> HTTPResult {
+        try await HTTPTestClient.send(
+            port: admin ? adminPort : publicPort, method: method, path: path,
+            headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body, timeout: 10)
+    }
+}

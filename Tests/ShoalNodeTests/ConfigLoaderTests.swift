@@ -1,0 +1,92 @@
+import DocumentModel
+@testable import ShoalNode
+import Testing
+
+@Suite struct ConfigLoaderTests {
+    @Test func seedConfigsLoadUnchanged() throws {
+        let todo = try ConfigLoader.load(text: SeedConfigs.todo)
+        #expect(todo.configuration.databases == [NodeConfiguration.Database(name: "todo", inMemory: true)])
+        #expect(todo.configuration.publicAddress == ListenAddress(host: "0.0.0.0", port: 4984))
+        #expect(todo.configuration.logKeys == ["HTTP", "Auth"])
+        #expect(todo.warnings.contains { $0.contains("\"users\"") })
+
+        let janeJoe = try ConfigLoader.load(text: SeedConfigs.janeJoe)
+        #expect(janeJoe.configuration.databases.map(\.name) == ["demo"])
+        #expect(janeJoe.configuration.databases[0].inMemory)
+        #expect(janeJoe.configuration.logKeys == ["*"])
+        for key in ["CORS", "bucket", "users", "unsupported", "sync"] {
+            #expect(janeJoe.warnings.contains { $0.contains("\"\(key)\"") }, "no warning for \(key)")
+        }
+    }
+
+    @Test func backquotedStringsBecomeJSONStrings() throws {
+        let converted = try ConfigLoader.convertBackquotes("{\"sync\": `function(doc) {\n  if (doc.a == \"x\") throw({forbidden: \"no\"});\n}`, \"b\": \"`kept`\"}")
+        let json = try JSON.parse(converted)
+        #expect(json["sync"] == "function(doc) {\n  if (doc.a == \"x\") throw({forbidden: \"no\"});\n}")
+        #expect(json["b"] == "`kept`")
+        #expect(throws: ConfigLoader.ConfigError.self) { try ConfigLoader.load(text: "{\"sync\": `never closed}") }
+    }
+
+    @Test func shoalKeysAndDefaults() throws {
+        let loaded = try ConfigLoader.load(text: """
+            {"interface": "127.0.0.1:7000", "adminInterface": ":7001", "data": "/tmp/x", "maxRequestBytes": 1000,
+             "databases": {"a": {"revs_limit": 50, "max_document_size": 999, "durability": "normal"}, "b": {}}}
+            """)
+        let config = loaded.configuration
+        #expect(loaded.warnings.isEmpty)
+        #expect(loaded.namesDatabases)
+        #expect(config.publicAddress == ListenAddress(host: "127.0.0.1", port: 7000))
+        #expect(config.adminAddress == ListenAddress(host: "127.0.0.1", port: 7001))
+        #expect(config.dataDirectory == "/tmp/x")
+        #expect(config.maxRequestBytes == 1000)
+        #expect(config.databases == [
+            NodeConfiguration.Database(name: "a", revsLimit: 50, maxDocumentSize: 999, durability: .normal),
+            NodeConfiguration.Database(name: "b"),
+        ])
+        #expect(try ConfigLoader.load(text: "{}").namesDatabases == false)
+    }
+
+    @Test(arguments: [
+        "not json",
+        "[]",
+        #"{"interface": 4984}"#,
+        #"{"interface": "nohost"}"#,
+        #"{"interface": ":99999"}"#,
+        #"{"log": "HTTP"}"#,
+        #"{"databases": []}"#,
+        #"{"databases": {"Bad Name": {}}}"#,
+        #"{"databases": {"_x": {}}}"#,
+        #"{"databases": {"a": {"revs_limit": 0}}}"#,
+        #"{"databases": {"a": {"durability": "sometimes"}}}"#,
+        #"{"databases": {"a": {"server": 5}}}"#,
+        #"{"databases": {"a": []}}"#,
+    ])
+    func badConfigsFailWithAReason(text: String) {
+        do {
+            _ = try ConfigLoader.load(text: text)
+            Issue.record("accepted \(text)")
+        } catch let error as ConfigLoader.ConfigError {
+            #expect(!error.message.isEmpty)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func listenAddresses() {
+        #expect(ListenAddress(interface: ":4984") == ListenAddress(host: "0.0.0.0", port: 4984))
+        #expect(ListenAddress(interface: "127.0.0.1:4985") == ListenAddress(host: "127.0.0.1", port: 4985))
+        #expect(ListenAddress(interface: "[::1]:80") == ListenAddress(host: "::1", port: 80))
+        #expect(ListenAddress(interface: "[::1]:80")?.description == "[::1]:80")
+        #expect(ListenAddress(interface: "host") == nil)
+        #expect(ListenAddress(interface: "h:-1") == nil)
+    }
+
+    @Test func databaseNames() {
+        #expect(NodeConfiguration.isValidDatabaseName("todo"))
+        #expect(NodeConfiguration.isValidDatabaseName("a1_$()+-"))
+        #expect(!NodeConfiguration.isValidDatabaseName("Todo"))
+        #expect(!NodeConfiguration.isValidDatabaseName("1db"))
+        #expect(!NodeConfiguration.isValidDatabaseName(""))
+        #expect(!NodeConfiguration.isValidDatabaseName("a/b"))
+    }
+}
