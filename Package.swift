@@ -71,7 +71,7 @@ let package = Package(
                 "ShoalNode",
             ]
         ),
-        .testTarget(name: "DocumentModelTests", dependencies: ["DocumentModel"]),
+        .testTarget(name: "DocumentModelTests", dependencies: ["DocumentModel", "TestSupport"]),
         .testTarget(name: "DocumentStoreTests", dependencies: ["DocumentStore", "TestSupport"]),
         .testTarget(
             name: "RESTServerTests",

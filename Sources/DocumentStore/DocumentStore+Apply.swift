@@ -14,6 +14,7 @@ extension DocumentStore {
 
         let revID: RevID
         let body: [String: JSON]
+        var encoded: [UInt8]?
         switch update.mode {
         case .edit(let requestedParent):
             let parent = try editParent(requested: requestedParent, tree: tree, deleting: update.deleted)
@@ -21,7 +22,11 @@ extension DocumentStore {
             let parentAttachments = try parent.flatMap { try existing?.body(db, of: $0) }
                 .map { AttachmentInfo.parse($0["_attachments"]) } ?? [:]
             body = try resolveBody(update, generation: generation, ancestors: [parentAttachments], blobs: context.blobs)
-            revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: RevisionBody.digestBody(body))
+            let bytes = try encode(body, maxSize: context.maxSize)
+            encoded = bytes
+            // Without attachments the stored form is exactly what the digest covers.
+            let digestBody = body["_attachments"] == nil ? bytes : RevisionBody.digestBody(body)
+            revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: digestBody)
             do {
                 try tree.insert(revID, parent: parent, deleted: update.deleted, hasBody: true, sequence: sequence)
             } catch {
@@ -57,7 +62,7 @@ extension DocumentStore {
             }
         }
 
-        let bytes = try encode(body, maxSize: context.maxSize)
+        let bytes = try encoded ?? encode(body, maxSize: context.maxSize)
         let removed = tree.stem(limit: context.revsLimit)
         if let existing {
             try storeBody(db, existing: existing, tree: tree, rev: revID, bytes: bytes, sequence: sequence)

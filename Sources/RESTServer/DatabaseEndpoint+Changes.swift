@@ -3,9 +3,13 @@ import DocumentStore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 extension DatabaseEndpoint {
+    /// Logs under Sync Gateway's `Changes` key.
+    static let changesLogger = Logger(label: "Changes")
+
     /// `GET/POST /{db}/_changes` with `feed=normal|longpoll|continuous`.
     func changes() async throws -> Response {
         try allow(request, "GET,HEAD,POST", request.isRead || request.method == .post)
@@ -21,6 +25,8 @@ extension DatabaseEndpoint {
         }
         let options = try ChangesOptions(query: query, body: body)
         let since = options.since ?? store.committedSequence
+        Self.changesLogger.debug(
+            "\(store.name): feed=\(options.feed.rawValue) since=\(since) limit=\(options.limit.map(String.init) ?? "none")")
         switch options.feed {
         case .normal:
             let (entries, last) = try await changeEntries(since: since, options: options, limit: options.limit)

@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 
 /// Sync Gateway style logging: each subsystem logs under its key (`HTTP`, `CRUD`,
-/// `Changes`, `Store`, …); keys enabled with `--log`/`"log"` (or `*`) log at debug
+/// `Changes`, `Node`, …); keys enabled with `--log`/`"log"` (or `*`) log at debug
 /// level, the others at info and above. Lines go to stderr:
 /// `2026-11-22T10:00:00.123Z [INF] HTTP: …`.
 public struct ShoalLogHandler: LogHandler {

@@ -62,7 +62,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError(
                 "cannot listen on \(configuration.publicAddress) and \(configuration.adminAddress): \(error)")
         }
-        let names = configuration.databases.map(\.name).sorted().joined(separator: ", ")
+        let names = configuration.databases.isEmpty
+            ? "no databases" : configuration.databases.map(\.name).sorted().joined(separator: ", ")
         print("""
             Shoal \(ShoalVersion.string) serving \(names) from \(configuration.dataDirectory)
               public: http://\(configuration.publicAddress.host):\(ports.publicPort)/

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import DocumentModel
 
 /// Never-crash fuzzing and round-trip properties of the parser.

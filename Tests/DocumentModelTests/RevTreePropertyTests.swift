@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import DocumentModel
 
 /// Property-based tests: winner, leaves and conflicts depend only on the set of

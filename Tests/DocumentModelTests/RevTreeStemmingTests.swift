@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import DocumentModel
 
 private func r(_ s: String) -> RevID { RevID(s)! }

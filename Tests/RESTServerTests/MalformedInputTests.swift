@@ -26,7 +26,7 @@ import TestSupport
 
     @Test func randomJSONBodiesGetAnswers() async throws {
         try await withNode { node in
-            var generator = SplitMix(seed: 42)
+            var generator = SplitMix64(seed: 42)
             let valid = Array(#"{"docs":[{"_id":"a","x":[1,2,{"y":"z"}]}],"new_edits":true}"#.utf8)
             for round in 0..<60 {
                 var bytes = valid
@@ -41,18 +41,5 @@ import TestSupport
             }
             #expect(try await node.request("GET", "/").status == 200)
         }
-    }
-}
-
-/// A tiny deterministic PRNG for fuzz inputs.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
