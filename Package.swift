@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "shoal", targets: ["shoal"]),
         .library(name: "DocumentModel", targets: ["DocumentModel"]),
         .library(name: "DocumentStore", targets: ["DocumentStore"]),
+        .library(name: "BLIP", targets: ["BLIP"]),
+        .library(name: "Replication", targets: ["Replication"]),
         .library(name: "RESTServer", targets: ["RESTServer"]),
         .library(name: "ShoalNode", targets: ["ShoalNode"]),
     ],
@@ -18,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Pure values: JSON, canonical encoding, RevID, RevTree, winner order. No I/O.
@@ -31,15 +36,48 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The system zlib (raw deflate for BLIP compression, CRC32).
+        .systemLibrary(name: "CZlib"),
+        // BLIP 3 codec and connection over WebSocket. Knows nothing about documents.
+        .target(
+            name: "BLIP",
+            dependencies: [
+                "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "WSCore", package: "swift-websocket"),
+                .product(name: "WSClient", package: "swift-websocket"),
+            ],
+            exclude: ["BLIP.md"]
+        ),
+        // Couchbase Lite's replication protocol over BLIP: push, pull, checkpoints, replicators.
+        .target(
+            name: "Replication",
+            dependencies: [
+                "BLIP",
+                "DocumentModel",
+                "DocumentStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "WSClient", package: "swift-websocket"),
+            ],
+            exclude: ["Replication.md"]
+        ),
         // HTTP API (public + admin listeners), Sync Gateway / CouchDB compatible.
         .target(
             name: "RESTServer",
             dependencies: [
+                "BLIP",
                 "DocumentModel",
                 "DocumentStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Composition root: configuration, databases, listeners, lifecycle.
@@ -48,6 +86,8 @@ let package = Package(
             dependencies: [
                 "DocumentModel",
                 "DocumentStore",
+                "BLIP",
+                "Replication",
                 "RESTServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -57,6 +97,7 @@ let package = Package(
         .executableTarget(
             name: "shoal",
             dependencies: [
+                "DocumentModel",
                 "ShoalNode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -73,6 +114,11 @@ let package = Package(
         ),
         .testTarget(name: "DocumentModelTests", dependencies: ["DocumentModel", "TestSupport"]),
         .testTarget(name: "DocumentStoreTests", dependencies: ["DocumentStore", "TestSupport"]),
+        .testTarget(
+            name: "BLIPTests",
+            dependencies: ["BLIP", "TestSupport", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(name: "ReplicationTests", dependencies: ["Replication", "BLIP", "TestSupport"]),
         .testTarget(
             name: "RESTServerTests",
             dependencies: ["RESTServer", "TestSupport"]

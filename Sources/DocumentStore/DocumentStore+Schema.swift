@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 extension DocumentStore {
@@ -9,7 +10,8 @@ extension DocumentStore {
     /// - `revs`: bodies of other revisions (losing leaves, ancestors kept as possible
     ///   merge bases) keyed by document row and revision ID.
     /// - `local_docs`: `_local/` documents, not replicated, revisions `0-N`.
-    /// - `meta`: counters (`last_seq`, `doc_count`).
+    /// - `meta`: counters (`last_seq`, `doc_count`, `purge_seq`).
+    /// - `info`: text facts (`uuid`: this database's identity, fixed at creation).
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -42,6 +44,13 @@ extension DocumentStore {
                 ) WITHOUT ROWID;
                 INSERT INTO meta(key, value) VALUES ('last_seq', 0), ('doc_count', 0), ('purge_seq', 0);
                 """)
+        }
+        migrator.registerMigration("v2-info") { db in
+            // Text facts about the database; `uuid` names it in replication checkpoints.
+            try db.execute(sql: """
+                CREATE TABLE info (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                INSERT INTO info(key, value) VALUES ('uuid', ?);
+                """, arguments: [UUID().uuidString.lowercased()])
         }
         return migrator
     }

@@ -26,6 +26,8 @@ public final class DocumentStore: Sendable {
     }
 
     public var name: String { configuration.name }
+    /// This database's identity, created with it and never changed.
+    public let uuid: String
 
     /// Opens (creating if needed) the database described by `configuration`.
     public init(configuration: StoreConfiguration, logger: Logger = Logger(label: "CRUD")) throws {
@@ -47,6 +49,9 @@ public final class DocumentStore: Sendable {
         try Self.migrator.migrate(writer)
         blobs = try BlobStore(
             directory: configuration.attachmentDirectory, syncToDisk: configuration.durability == .full)
+        uuid = try writer.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM info WHERE key = 'uuid'") ?? ""
+        }
         let loaded = try writer.read { db in
             Counters(
                 lastSequence: UInt64(try Self.meta(db, "last_seq")),
@@ -100,6 +105,10 @@ public final class DocumentStore: Sendable {
             return result
         } catch let error as StoreError {
             throw error
+        } catch is CancellationError {
+            // The caller went away (e.g. a replication connection closed); nothing was committed.
+            reloadCounters()
+            throw StoreError(.storage, reason: "cancelled")
         } catch {
             logger.error("write failed: \(error)")
             reloadCounters()

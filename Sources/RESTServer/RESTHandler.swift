@@ -13,12 +13,17 @@ public struct RESTHandler: Sendable {
     let configuration: RESTConfiguration
     let isAdmin: Bool
     let logger: Logger
+    let replications: (any ReplicationController)?
 
-    public init(registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger) {
+    public init(
+        registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger,
+        replications: (any ReplicationController)? = nil
+    ) {
         self.registry = registry
         self.configuration = configuration
         self.isAdmin = isAdmin
         self.logger = logger
+        self.replications = replications
     }
 
     /// The Hummingbird responder for this handler.
@@ -68,6 +73,10 @@ public struct RESTHandler: Sendable {
         case "_revs_diff": return try await database.revsDiff()
         case "_compact": return try await database.compact()
         case "_purge": return try await database.purge()
+        case "_replication": return try await database.replication(id: rest.dropFirst().first, controller: replications)
+        case "_replicationStatus": return try await database.replicationStatus(id: rest.dropFirst().first, controller: replications)
+        case "_blipsync":
+            throw HTTPFailure.badRequest("This endpoint needs a WebSocket upgrade with subprotocol BLIP_3+CBMobile_3")
         case "_local":
             guard rest.count >= 2 else { throw HTTPFailure.notFound() }
             return try await database.local(id: rest.dropFirst().joined(separator: "/"))

@@ -1,6 +1,7 @@
 import DocumentModel
 import DocumentStore
 import Foundation
+import Replication
 
 /// Reads a config file in Sync Gateway's shape into a `NodeConfiguration`.
 ///
@@ -21,8 +22,10 @@ public enum ConfigLoader {
         public var namesDatabases: Bool
     }
 
-    static let topLevelKeys: Set<String> = ["interface", "adminInterface", "log", "databases", "data", "maxRequestBytes"]
-    static let databaseKeys: Set<String> = ["server", "revs_limit", "max_document_size", "durability"]
+    static let topLevelKeys: Set<String> = [
+        "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat",
+    ]
+    static let databaseKeys: Set<String> = ["server", "revs_limit", "max_document_size", "durability", "replications"]
 
     public static func load(path: String, base: NodeConfiguration = NodeConfiguration()) throws -> Loaded {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -59,6 +62,12 @@ public enum ConfigLoader {
         if let value = root["maxRequestBytes"] {
             guard let bytes = value.intValue, bytes > 0 else { throw ConfigError(message: "\"maxRequestBytes\" must be a positive integer") }
             config.maxRequestBytes = Int(bytes)
+        }
+        if let value = root["heartbeat"] {
+            guard let seconds = value.doubleValue, seconds > 0 else {
+                throw ConfigError(message: "\"heartbeat\" must be a positive number of seconds")
+            }
+            config.heartbeat = .milliseconds(Int(seconds * 1000))
         }
         if let value = root["log"] {
             guard let keys = value.arrayValue?.compactMap(\.stringValue) else {
@@ -111,6 +120,22 @@ public enum ConfigLoader {
                 throw ConfigError(message: "database \"\(name)\": \"durability\" must be \"full\" or \"normal\"")
             }
             database.durability = value
+        }
+        if let replications = object["replications"] {
+            guard let entries = replications.objectValue else {
+                throw ConfigError(message: "database \"\(name)\": \"replications\" must be an object of replications by ID")
+            }
+            for (id, entry) in entries {
+                guard let definition = entry.objectValue else {
+                    throw ConfigError(message: "database \"\(name)\": replication \"\(id)\" must be an object")
+                }
+                do {
+                    _ = try ReplicationConfiguration(id: id, json: definition)
+                } catch {
+                    throw ConfigError(message: "database \"\(name)\": \(error.reason)")
+                }
+                database.replications[id] = definition
+            }
         }
         return database
     }

@@ -1,3 +1,4 @@
+import DocumentModel
 import DocumentStore
 import Foundation
 
@@ -12,6 +13,9 @@ public struct NodeConfiguration: Sendable, Equatable {
         public var revsLimit: Int
         public var maxDocumentSize: Int
         public var durability: StoreConfiguration.Durability
+        /// Replications started with the node, by ID, in Sync Gateway's shape
+        /// (validated when the config is loaded).
+        public var replications: [String: [String: JSON]] = [:]
 
         public init(
             name: String, inMemory: Bool = false, revsLimit: Int = 1000, maxDocumentSize: Int = 20 * 1024 * 1024,
@@ -33,6 +37,9 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var logKeys: Set<String> = ["HTTP"]
     /// Largest request body for JSON endpoints.
     public var maxRequestBytes = 64 * 1024 * 1024
+    /// WebSocket heartbeat of replication connections (a silent peer is gone after
+    /// about three intervals).
+    public var heartbeat: Duration = .seconds(2)
 
     public init() {}
 

@@ -2,6 +2,7 @@ import DocumentStore
 import Foundation
 import Hummingbird
 import Logging
+import Replication
 import RESTServer
 import ServiceLifecycle
 import Synchronization
@@ -11,7 +12,9 @@ import Synchronization
 public final class ShoalNode: DatabaseRegistry, Sendable {
     public let configuration: NodeConfiguration
     private let stores: [String: DocumentStore]
-    private let logger: Logger
+    let logger: Logger
+    /// Named replications (admin API and config file).
+    public let replications: ReplicationManager
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
@@ -35,6 +38,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 configuration: configuration.storeConfiguration(for: database), logger: Logger(label: "CRUD"))
         }
         self.stores = stores
+        replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
     }
 
     public func database(named name: String) -> DocumentStore? { stores[name] }
@@ -50,12 +54,11 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         hummingbirdLogger.logLevel = .critical
         func application(_ address: ListenAddress, admin: Bool) -> some Service {
             let handler = RESTHandler(
-                registry: self, configuration: restConfiguration, isAdmin: admin, logger: Logger(label: "HTTP"))
-            return Application(
-                responder: handler.responder,
-                configuration: .init(address: .hostname(address.host, port: address.port), serverName: nil),
-                onServerRunning: { channel in ready.bound(admin: admin, port: channel.localAddress?.port ?? address.port) },
-                logger: hummingbirdLogger)
+                registry: self, configuration: restConfiguration, isAdmin: admin, logger: Logger(label: "HTTP"),
+                replications: self)
+            return RESTListener.makeApplication(
+                handler: handler, host: address.host, port: address.port, sync: self, heartbeat: configuration.heartbeat,
+                onRunning: { port in ready.bound(admin: admin, port: port) }, logger: hummingbirdLogger)
         }
         let group = ServiceGroup(configuration: .init(
             services: [
@@ -74,18 +77,22 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
             }
         }
         running.withLock { $0 = Running(group: group, task: task) }
-        return try await ready.wait()
+        let ports = try await ready.wait()
+        await startConfiguredReplications()
+        return ports
     }
 
     /// Runs until the listeners stop (a signal, or `stop()`), then closes the databases.
     public func waitUntilStopped() async {
         guard let running = running.withLock({ $0 }) else { return }
         _ = try? await running.task.value
+        await replications.stopAll()
         closeStores()
     }
 
     /// Stops the listeners gracefully and closes the databases.
     public func stop() async {
+        await replications.stopAll()
         if let running = running.withLock({ $0 }) {
             await running.group.triggerGracefulShutdown()
             _ = try? await running.task.value

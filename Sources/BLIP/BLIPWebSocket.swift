@@ -1,0 +1,110 @@
+import Foundation
+import HTTPTypes
+import Logging
+import NIOCore
+import NIOWebSocket
+import WSClient
+import WSCore
+
+/// Carries BLIP frames as binary WebSocket messages (one frame per message).
+public struct WebSocketTransport: BLIPTransport {
+    let outbound: WebSocketOutboundWriter
+
+    public func send(_ frame: [UInt8]) async throws {
+        try await outbound.write(.binary(ByteBuffer(bytes: frame)))
+    }
+
+    public func close(error: BLIPError?) async {
+        let code = error.map { WebSocketErrorCode(codeNumber: Int($0.webSocketCloseCode)) } ?? .normalClosure
+        try? await outbound.close(code, reason: error.map { String($0.message.prefix(120)) })
+    }
+}
+
+/// Runs BLIP over WebSocket: the subprotocol, the client dial, and the glue that
+/// turns an open WebSocket (client or server side) into a running `BLIPConnection`.
+public enum BLIPWebSocket {
+    /// The subprotocol Couchbase Lite 3.x asks for.
+    public static let subprotocol = "BLIP_3+CBMobile_3"
+    /// Largest WebSocket frame accepted (a BLIP frame plus its header and checksum).
+    public static let maxWebSocketFrame = 1 << 20
+
+    /// The subprotocol to answer for a client's `Sec-WebSocket-Protocol` offer, or
+    /// nil when it offers no BLIP 3 protocol.
+    public static func negotiate(_ offered: String?) -> String? {
+        guard let offered else { return nil }
+        let protocols = offered.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if protocols.contains(subprotocol) { return subprotocol }
+        return protocols.first { $0.hasPrefix("BLIP_3") }
+    }
+
+    /// Auto-ping period for a heartbeat interval: a ping goes out every 1.5
+    /// intervals and a peer that has not answered by the next one is gone, so a
+    /// silent peer is dropped after 1.5–3 intervals.
+    public static func pingPeriod(heartbeat: Duration) -> Duration {
+        heartbeat * 3 / 2
+    }
+
+    /// Runs a BLIP connection over an open WebSocket until it closes. `session` is
+    /// called with the connection once it runs; with `closeWhenSessionEnds` the
+    /// connection is closed cleanly when `session` returns (an active one-shot
+    /// replication), otherwise it lives until the peer closes.
+    public static func run(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, configuration: BLIPConfiguration = .init(),
+        logger: Logger, closeWhenSessionEnds: Bool,
+        session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
+        let connection = BLIPConnection(transport: WebSocketTransport(outbound: outbound), configuration: configuration, logger: logger)
+        let (events, continuation) = AsyncStream.makeStream(of: BLIPTransportEvent.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    for try await message in inbound.messages(maxSize: maxWebSocketFrame) {
+                        switch message {
+                        case .binary(let buffer): continuation.yield(.binary(Array(buffer.readableBytesView)))
+                        case .text(let text): continuation.yield(.text(text))
+                        }
+                    }
+                    continuation.yield(.closed(nil))
+                } catch {
+                    continuation.yield(.closed(BLIPError(code: 502, message: "WebSocket failed: \(error)")))
+                }
+                continuation.finish()
+            }
+            group.addTask {
+                try await connection.run(inbound: events)
+            }
+            group.addTask {
+                try await session(connection)
+                if closeWhenSessionEnds { await connection.close() }
+            }
+            // The first failure (or the end of the connection) ends everything.
+            do {
+                while let _ = try await group.next() {
+                    if connection.isClosed { break }
+                }
+            } catch {
+                await connection.close(error: error as? BLIPError ?? BLIPError(code: 500, message: "\(error)"))
+                group.cancelAll()
+                throw error
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Dials `url` (ws:// or wss://) asking for the BLIP subprotocol, then runs
+    /// `session` over the connection (closing it when `session` returns).
+    public static func connect(
+        url: String, headers: HTTPFields = [:], heartbeat: Duration?, configuration: BLIPConfiguration = .init(),
+        logger: Logger, session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
+        var fields = headers
+        fields[.secWebSocketProtocol] = subprotocol
+        let clientConfiguration = WebSocketClientConfiguration(
+            maxFrameSize: maxWebSocketFrame, additionalHeaders: fields,
+            autoPing: heartbeat.map { .enabled(timePeriod: pingPeriod(heartbeat: $0)) } ?? .disabled)
+        try await WebSocketClient.connect(url: url, configuration: clientConfiguration, logger: logger) { inbound, outbound, _ in
+            try await run(inbound: inbound, outbound: outbound, configuration: configuration, logger: logger,
+                          closeWhenSessionEnds: true, session: session)
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import BLIP
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// Accepts BLIP replication connections for a database (ShoalNode implements it
+/// with the Replication module).
+public protocol SyncAcceptor: Sendable {
+    /// The session to run over a new connection to `database`, or nil if it does not exist.
+    func syncSession(database: String, isAdmin: Bool) -> (@Sendable (BLIPConnection) async throws -> Void)?
+}
+
+/// Builds one HTTP listener: the REST handler plus the WebSocket upgrade of
+/// `/{db}/_blipsync` (subprotocol `BLIP_3+CBMobile_3`) on the same port.
+public enum RESTListener {
+    public static func makeApplication(
+        handler: RESTHandler, host: String, port: Int, sync: (any SyncAcceptor)?, heartbeat: Duration,
+        onRunning: @escaping @Sendable (Int) -> Void, logger: Logger
+    ) -> some Service {
+        let webSocket = WebSocketServerConfiguration(
+            maxFrameSize: BLIPWebSocket.maxWebSocketFrame,
+            autoPing: .enabled(timePeriod: BLIPWebSocket.pingPeriod(heartbeat: heartbeat)))
+        let isAdmin = handler.isAdmin
+        let syncLogger = Logger(label: "Sync")
+        return Application(
+            responder: handler.responder,
+            server: .http1WebSocketUpgrade(configuration: .init(ws: webSocket)) { request, _, _ in
+                guard let sync, let database = syncDatabase(request.path),
+                      let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol]),
+                      let session = sync.syncSession(database: database, isAdmin: isAdmin)
+                else { return .dontUpgrade }
+                syncLogger.debug("BLIP connection to \(database) (\(subprotocol))")
+                return .upgrade([.secWebSocketProtocol: subprotocol]) { inbound, outbound, context in
+                    do {
+                        try await BLIPWebSocket.run(
+                            inbound: inbound, outbound: outbound, logger: syncLogger, closeWhenSessionEnds: false,
+                            session: session)
+                    } catch {
+                        syncLogger.debug("BLIP connection to \(database) ended: \(error)")
+                    }
+                }
+            },
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? port) },
+            logger: logger)
+    }
+
+    /// `/{db}/_blipsync` → `db` (percent-decoded); nil for any other path.
+    static func syncDatabase(_ path: String?) -> String? {
+        guard let path else { return nil }
+        let pathOnly = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+        let segments = pathOnly.split(separator: "/").compactMap { $0.removingPercentEncoding }
+        guard segments.count == 2, segments[1] == "_blipsync" else { return nil }
+        return segments[0]
+    }
+}

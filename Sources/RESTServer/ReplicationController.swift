@@ -1,0 +1,21 @@
+import DocumentModel
+
+/// The node's named replications, as the admin API manages them (ShoalNode
+/// implements it with the Replication module).
+public protocol ReplicationController: Sendable {
+    /// Starts or replaces replication `id` of `database` from Sync Gateway's JSON
+    /// shape; throws `ReplicationControlError` for a bad definition.
+    func putReplication(database: String, id: String, definition: [String: JSON]) async throws
+    /// Each replication's definition (without passwords), by ID.
+    func replicationDefinitions(database: String) -> [String: JSON]
+    /// Each replication's status (`_replicationStatus` fields), by ID.
+    func replicationStatuses(database: String) -> [String: JSON]
+    /// Stops and removes a replication; false when there is none.
+    func removeReplication(database: String, id: String) async -> Bool
+}
+
+/// Why a replication definition was refused.
+public struct ReplicationControlError: Error, Sendable {
+    public let reason: String
+    public init(reason: String) { self.reason = reason }
+}

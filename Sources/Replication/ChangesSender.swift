@@ -1,0 +1,184 @@
+import BLIP
+import DocumentModel
+import DocumentStore
+import Foundation
+import Logging
+import Synchronization
+
+/// Sends this database's changes to the peer: `changes` messages in batches, then
+/// a `rev` for every revision the peer asks for, many in flight at once. It serves
+/// a peer's `subChanges` and drives an active push alike.
+///
+/// Every leaf revision of a changed document is offered (not only the winner), so
+/// conflicting branches reach every node.
+final class ChangesSender: Sendable {
+    struct Options: Sendable {
+        var since: UInt64 = 0
+        var continuous = false
+        var batchSize = 200
+        var docIDs: Set<String>?
+        var activeOnly = false
+        /// Rev messages awaiting their reply at once.
+        var revsInFlight = 64
+    }
+
+    private let store: DocumentStore
+    private let connection: BLIPConnection
+    private let options: Options
+    private let progress: ReplicationProgress
+    private let logger: Logger
+    private let tracker: Mutex<SequenceTracker<UInt64>>
+    /// Called with the sequence through which everything was delivered.
+    private let onCheckpoint: (@Sendable (UInt64) async -> Void)?
+    private let caughtUp = Mutex(false)
+
+    init(
+        store: DocumentStore, connection: BLIPConnection, options: Options, progress: ReplicationProgress,
+        logger: Logger, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil
+    ) {
+        self.store = store
+        self.connection = connection
+        self.options = options
+        self.progress = progress
+        self.logger = logger
+        self.onCheckpoint = onCheckpoint
+        tracker = Mutex(SequenceTracker(start: options.since))
+    }
+
+    /// The sequence through which the peer has everything.
+    var delivered: UInt64 { tracker.withLock { $0.completed ?? options.since } }
+
+    /// True once the first pass reached the end of the feed and everything was delivered.
+    var isCaughtUp: Bool { caughtUp.withLock { $0 } && tracker.withLock { $0.isIdle } }
+
+    /// Runs until caught up (one-shot) or until cancelled / the connection closes (continuous).
+    ///
+    /// `changes` messages go out one at a time from this loop, so the peer sees them
+    /// in feed order (it tracks checkpoints in that order); the `rev`s they ask for
+    /// are sent concurrently (up to `revsInFlight`) while the next batch is offered.
+    func run() async throws {
+        let revsLimiter = AsyncLimiter(limit: options.revsInFlight)
+        var since = options.since
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            while !Task.isCancelled && !connection.isClosed {
+                let listings = try await store.changes(
+                    since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
+                if listings.isEmpty {
+                    if !caughtUp.withLock({ $0 }) {
+                        caughtUp.withLock { $0 = true }
+                        // An empty `changes` tells the peer it has caught up.
+                        _ = try await connection.sendRequest(BLIPMessage(profile: ReplicationMessages.changes, body: Array("[]".utf8)))
+                    }
+                    if !options.continuous { break }
+                    _ = await store.waitForChange(after: since, timeout: .seconds(30))
+                    continue
+                }
+                let batch = makeBatch(listings, after: since)
+                since = listings.last!.sequence
+                let answers = try await offer(batch)
+                for (position, entry) in batch.entries.enumerated() {
+                    let index = batch.indices[position]
+                    guard position < answers.wanted.count, let known = answers.wanted[position] else {
+                        complete(index)
+                        continue
+                    }
+                    await revsLimiter.acquire()
+                    group.addTask {
+                        defer { revsLimiter.release() }
+                        await self.sendRev(entry, knownAncestors: known, maxHistory: answers.maxHistory)
+                        self.complete(index)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        if let onCheckpoint { await onCheckpoint(delivered) }
+    }
+
+    private struct Batch: Sendable {
+        var entries: [ReplicationMessages.ChangeEntry]
+        /// Tracker index of each entry's document.
+        var indices: [Int]
+    }
+
+    /// Entries for every leaf that changed after `since` (one tracker part per leaf).
+    private func makeBatch(_ listings: [DocumentListing], after since: UInt64) -> Batch {
+        var batch = Batch(entries: [], indices: [])
+        tracker.withLock { tracker in
+            for listing in listings {
+                let leaves = listing.tree.leaves.filter { (listing.tree.node(for: $0)?.sequence ?? 0) > since }
+                let offered = leaves.isEmpty ? [listing.winner] : leaves
+                let index = tracker.add(listing.sequence, parts: offered.count)
+                for rev in offered {
+                    let deleted = listing.tree.node(for: rev)?.deleted ?? false
+                    batch.entries.append(.init(sequence: .int(Int64(listing.sequence)), docID: listing.docID, revID: rev, deleted: deleted))
+                    batch.indices.append(index)
+                }
+            }
+        }
+        return batch
+    }
+
+    /// Sends one `changes` message; returns, per entry, the ancestors the peer knows
+    /// (nil = it does not want the revision) and its `maxHistory`.
+    private func offer(_ batch: Batch) async throws -> (wanted: [Set<RevID>?], maxHistory: Int) {
+        let body = JSON.array(batch.entries.map(\.json)).canonicalBytes()
+        let reply = try await connection.sendRequest(BLIPMessage(profile: ReplicationMessages.changes, body: body))
+        progress.update { $0.docsCheckedPush += batch.entries.count }
+        let answers = (try? JSON.parse(reply.body))?.arrayValue ?? []
+        let wanted: [Set<RevID>?] = answers.map { answer in
+            answer.arrayValue.map { Set($0.compactMap { $0.stringValue.flatMap(RevID.init) }) }
+        }
+        return (wanted, reply["maxHistory"].flatMap(Int.init) ?? store.configuration.revsLimit)
+    }
+
+    private func complete(_ index: Int) {
+        tracker.withLock { $0.complete(index) }
+    }
+
+    /// Sends one revision (or `norev` when it cannot), waiting for the peer's reply.
+    private func sendRev(_ entry: ReplicationMessages.ChangeEntry, knownAncestors: Set<RevID>, maxHistory: Int) async {
+        guard let (metadata, lookups) = try? await store.revisions(entry.docID, revs: [entry.revID]),
+              case .found(let revision)? = lookups.first, let body = revision.body
+        else {
+            await sendNoRev(entry, code: 404, reason: "revision not found")
+            return
+        }
+        var history: [String] = []
+        for rev in metadata.tree.history(of: entry.revID).dropFirst().prefix(max(0, maxHistory - 1)) {
+            history.append(rev.description)
+            if knownAncestors.contains(rev) { break }
+        }
+        var message = BLIPMessage(
+            profile: ReplicationMessages.rev,
+            properties: [
+                ("id", entry.docID), ("rev", entry.revID.description), ("sequence", entry.sequence.canonicalString),
+            ],
+            body: JSON.object(ReplicationMessages.outgoingBody(body)).canonicalBytes())
+        if !history.isEmpty { message["history"] = history.joined(separator: ",") }
+        if revision.deleted { message["deleted"] = "1" }
+        message.compressed = message.body.count >= 4096
+        do {
+            _ = try await connection.sendRequest(message)
+            progress.update { $0.docsPushed += 1 }
+        } catch {
+            progress.update {
+                $0.docsFailedPush += 1
+                $0.lastError = "push \(entry.docID) \(entry.revID): \(error)"
+            }
+            logger.debug("peer rejected \(entry.docID) \(entry.revID): \(error)")
+        }
+    }
+
+    private func sendNoRev(_ entry: ReplicationMessages.ChangeEntry, code: Int, reason: String) async {
+        let message = BLIPMessage(
+            profile: ReplicationMessages.norev,
+            properties: [
+                ("id", entry.docID), ("rev", entry.revID.description), ("sequence", entry.sequence.canonicalString),
+                ("error", String(code)), ("reason", reason),
+            ],
+            noReply: true)
+        try? await connection.sendNoReply(message)
+        progress.update { $0.docsFailedPush += 1 }
+    }
+}

@@ -1,0 +1,107 @@
+import DocumentModel
+import Foundation
+
+/// A replication definition that cannot be used, with the reason.
+public struct ReplicationConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
+}
+
+extension ReplicationConfiguration {
+    /// Parses Sync Gateway's replication shape: `remote`, `direction`
+    /// (`push`/`pull`/`pushAndPull`), `continuous`, `filter` (`sync_gateway/bychannel`)
+    /// with `query_params.channels`, `doc_ids`, `remote_username`, `remote_password`,
+    /// plus Shoal's `heartbeat` (seconds) and `batch_size`.
+    public init(id: String, json: [String: JSON]) throws(ReplicationConfigurationError) {
+        guard !id.isEmpty else { throw .init(reason: "replication ID must not be empty") }
+        guard let remoteText = json["remote"]?.stringValue else {
+            throw .init(reason: "replication \(id): \"remote\" (ws://host:port/db) is required")
+        }
+        guard let remote = Self.normalize(remote: remoteText) else {
+            throw .init(reason: "replication \(id): \"remote\" must be a ws://, wss://, http:// or https:// URL naming a database")
+        }
+        var direction = Direction.pushAndPull
+        if let value = json["direction"] {
+            guard let text = value.stringValue, let parsed = Direction(rawValue: text) else {
+                throw .init(reason: "replication \(id): \"direction\" must be push, pull or pushAndPull")
+            }
+            direction = parsed
+        }
+        let continuous = try Self.bool(json["continuous"], "continuous", id) ?? false
+        var channels: [String]?
+        if let filter = json["filter"] {
+            guard filter.stringValue == "sync_gateway/bychannel" else {
+                throw .init(reason: "replication \(id): the only filter is sync_gateway/bychannel")
+            }
+            channels = try Self.strings(json["query_params"]?["channels"], "query_params.channels", id) ?? []
+        }
+        let docIDs = try Self.strings(json["doc_ids"], "doc_ids", id)
+        self.init(
+            id: id, remote: remote, direction: direction, continuous: continuous, channels: channels, docIDs: docIDs,
+            username: json["remote_username"]?.stringValue, password: json["remote_password"]?.stringValue)
+        if let heartbeat = json["heartbeat"] {
+            guard let seconds = heartbeat.doubleValue, seconds > 0 else {
+                throw .init(reason: "replication \(id): \"heartbeat\" must be a positive number of seconds")
+            }
+            self.heartbeat = .milliseconds(Int(seconds * 1000))
+        }
+        if let batch = json["batch_size"] {
+            guard let size = batch.intValue, size > 0, size <= 1000 else {
+                throw .init(reason: "replication \(id): \"batch_size\" must be 1…1000")
+            }
+            batchSize = Int(size)
+        }
+    }
+
+    private static func bool(_ value: JSON?, _ key: String, _ id: String) throws(ReplicationConfigurationError) -> Bool? {
+        guard let value else { return nil }
+        guard let bool = value.boolValue else { throw .init(reason: "replication \(id): \"\(key)\" must be true or false") }
+        return bool
+    }
+
+    private static func strings(_ value: JSON?, _ key: String, _ id: String) throws(ReplicationConfigurationError) -> [String]? {
+        guard let value else { return nil }
+        guard let array = value.arrayValue else { throw .init(reason: "replication \(id): \"\(key)\" must be an array of strings") }
+        var result: [String] = []
+        for item in array {
+            guard let string = item.stringValue else { throw .init(reason: "replication \(id): \"\(key)\" must be an array of strings") }
+            result.append(string)
+        }
+        return result
+    }
+
+    /// The definition as the admin API shows it (never the password).
+    public var json: JSON {
+        var object: [String: JSON] = [
+            "replication_id": .string(id),
+            "remote": .string(remote),
+            "direction": .string(direction.rawValue),
+            "continuous": .bool(continuous),
+        ]
+        if let channels {
+            object["filter"] = "sync_gateway/bychannel"
+            object["query_params"] = ["channels": .array(channels.map { .string($0) })]
+        }
+        if let docIDs { object["doc_ids"] = .array(docIDs.map { .string($0) }) }
+        if let username { object["remote_username"] = .string(username) }
+        return .object(object)
+    }
+}
+
+extension ReplicationStatus {
+    /// Sync Gateway's `_replicationStatus` fields.
+    public func json(id: String) -> JSON {
+        var object: [String: JSON] = [
+            "replication_id": .string(id),
+            "status": .string(state.rawValue),
+            "docs_checked_push": .int(Int64(docsCheckedPush)),
+            "docs_pushed": .int(Int64(docsPushed)),
+            "docs_failed_push": .int(Int64(docsFailedPush)),
+            "docs_checked_pull": .int(Int64(docsCheckedPull)),
+            "docs_pulled": .int(Int64(docsPulled)),
+            "docs_failed_pull": .int(Int64(docsFailedPull)),
+        ]
+        if let lastError { object["error_message"] = .string(lastError) }
+        return .object(object)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// One replication as a user declares it (Sync Gateway's `_replication` shape):
+/// where the peer is, which way documents flow, once or continuously, and filters.
+public struct ReplicationConfiguration: Sendable, Equatable {
+    public enum Direction: String, Sendable, Equatable, CaseIterable {
+        case push, pull, pushAndPull
+        public var pushes: Bool { self != .pull }
+        public var pulls: Bool { self != .push }
+    }
+
+    public var id: String
+    /// The peer's BLIP endpoint, `ws://host:port/db/_blipsync` (normalized).
+    public var remote: String
+    public var direction: Direction
+    public var continuous: Bool
+    /// `sync_gateway/bychannel` filter: only documents in these channels.
+    public var channels: [String]?
+    /// Only these documents.
+    public var docIDs: [String]?
+    public var username: String?
+    public var password: String?
+    /// WebSocket heartbeat interval; a peer silent for about three intervals is gone.
+    public var heartbeat: Duration
+    /// Changes per `changes` message.
+    public var batchSize: Int
+    /// Longest wait between reconnection attempts (before jitter).
+    public var maxBackoff: Duration
+
+    public init(
+        id: String, remote: String, direction: Direction = .pushAndPull, continuous: Bool = false,
+        channels: [String]? = nil, docIDs: [String]? = nil, username: String? = nil, password: String? = nil,
+        heartbeat: Duration = .seconds(2), batchSize: Int = 200, maxBackoff: Duration = .seconds(5)
+    ) {
+        self.id = id
+        self.remote = Self.normalize(remote: remote) ?? remote
+        self.direction = direction
+        self.continuous = continuous
+        self.channels = channels
+        self.docIDs = docIDs
+        self.username = username
+        self.password = password
+        self.heartbeat = heartbeat
+        self.batchSize = batchSize
+        self.maxBackoff = maxBackoff
+    }
+
+    /// `http(s)://host:port/db[/]` or `ws(s)://…` → `ws(s)://host:port/db/_blipsync`;
+    /// nil when it is not such a URL.
+    public static func normalize(remote: String) -> String? {
+        guard var components = URLComponents(string: remote), let scheme = components.scheme?.lowercased(),
+              components.host?.isEmpty == false
+        else { return nil }
+        switch scheme {
+        case "http", "ws": components.scheme = "ws"
+        case "https", "wss": components.scheme = "wss"
+        default: return nil
+        }
+        var path = components.path
+        while path.hasSuffix("/") { path.removeLast() }
+        let segments = path.split(separator: "/")
+        guard !segments.isEmpty else { return nil }
+        if segments.last != "_blipsync" { path += "/_blipsync" }
+        components.path = path
+        return components.string
+    }
+
+    /// The database name in the remote URL.
+    public var remoteDatabase: String? {
+        URLComponents(string: remote)?.path.split(separator: "/").dropLast().last.map(String.init)
+    }
+}

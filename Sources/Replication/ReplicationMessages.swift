@@ -1,0 +1,96 @@
+import BLIP
+import DocumentModel
+import DocumentStore
+
+/// The replication protocol's message names and encodings (Couchbase Lite's
+/// replication protocol over BLIP; see Replication.md next to this file).
+enum ReplicationMessages {
+    static let getCheckpoint = "getCheckpoint"
+    static let setCheckpoint = "setCheckpoint"
+    static let subChanges = "subChanges"
+    static let changes = "changes"
+    static let proposeChanges = "proposeChanges"
+    static let rev = "rev"
+    static let norev = "norev"
+    static let getAttachment = "getAttachment"
+    static let proveAttachment = "proveAttachment"
+
+    /// Error domain for HTTP-like statuses in replication replies, as Sync Gateway uses.
+    static let httpDomain = "HTTP"
+
+    /// One entry of a `changes` message: `[sequence, docID, revID, deleted?]`.
+    struct ChangeEntry: Sendable, Equatable {
+        var sequence: JSON
+        var docID: String
+        var revID: RevID
+        var deleted: Bool
+
+        var json: JSON {
+            var items: [JSON] = [sequence, .string(docID), .string(revID.description)]
+            if deleted { items.append(true) }
+            return .array(items)
+        }
+
+        init(sequence: JSON, docID: String, revID: RevID, deleted: Bool) {
+            self.sequence = sequence
+            self.docID = docID
+            self.revID = revID
+            self.deleted = deleted
+        }
+
+        /// Parses an entry; nil when malformed.
+        init?(_ json: JSON) {
+            guard let items = json.arrayValue, items.count >= 3, let docID = items[1].stringValue,
+                  let revString = items[2].stringValue, let revID = RevID(revString)
+            else { return nil }
+            sequence = items[0]
+            self.docID = docID
+            self.revID = revID
+            if items.count > 3 {
+                deleted = items[3].boolValue ?? ((items[3].intValue ?? 0) != 0)
+            } else {
+                deleted = false
+            }
+        }
+    }
+
+    static func parseJSONBody(_ message: BLIPMessage) throws(BLIPError) -> JSON {
+        guard !message.body.isEmpty else { return .null }
+        do {
+            return try JSON.parse(message.body)
+        } catch {
+            throw BLIPError(domain: httpDomain, code: 400, message: "Invalid JSON body: \(error)")
+        }
+    }
+
+    static func error(_ code: Int, _ message: String) -> BLIPError {
+        BLIPError(domain: httpDomain, code: code, message: message)
+    }
+
+    /// A store failure as a BLIP error (HTTP domain, matching status).
+    static func error(_ error: StoreError) -> BLIPError {
+        let code = switch error.kind {
+        case .badRequest: 400
+        case .notFound: 404
+        case .conflict: 409
+        case .preconditionFailed: 412
+        case .tooLarge: 413
+        case .storage: 500
+        }
+        return BLIPError(domain: httpDomain, code: code, message: error.reason)
+    }
+
+    /// The `_attachments` of a stored body as sent in a `rev`: metadata with `stub: true`.
+    static func outgoingBody(_ body: [String: JSON]) -> [String: JSON] {
+        guard let attachments = body["_attachments"]?.objectValue else { return body }
+        var result = body
+        var stubs: [String: JSON] = [:]
+        for (name, entry) in attachments {
+            guard var fields = entry.objectValue else { continue }
+            fields["stub"] = true
+            stubs[name] = .object(fields)
+        }
+        result["_attachments"] = .object(stubs)
+        return result
+    }
+}

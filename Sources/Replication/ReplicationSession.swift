@@ -1,0 +1,135 @@
+import BLIP
+import DocumentModel
+import DocumentStore
+import Foundation
+import Logging
+import Synchronization
+
+/// Replication over one BLIP connection for one database, in both roles: it
+/// answers the peer (checkpoints, `subChanges`, `changes`, `rev`, attachments) and
+/// can push and pull actively. The protocol is symmetric, so a mesh link and a
+/// client/server link use the same session.
+public final class ReplicationSession: Sendable {
+    public let store: DocumentStore
+    public let connection: BLIPConnection
+    public let progress: ReplicationProgress
+    let logger: Logger
+    let receiver: RevisionReceiver
+    /// Senders serving the peer's `subChanges`, cancelled when the session ends.
+    private let servingTasks = Mutex<[Task<Void, Never>]>([])
+
+    public init(store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress = ReplicationProgress(), logger: Logger = Logger(label: "Sync")) {
+        self.store = store
+        self.connection = connection
+        self.progress = progress
+        self.logger = logger
+        receiver = RevisionReceiver(store: store, connection: connection, progress: progress, logger: logger)
+        receiver.register()
+        connection.setHandler(for: ReplicationMessages.getCheckpoint) { [self] in try await handleGetCheckpoint($0) }
+        connection.setHandler(for: ReplicationMessages.setCheckpoint) { [self] in try await handleSetCheckpoint($0) }
+        connection.setHandler(for: ReplicationMessages.subChanges) { [self] in try await handleSubChanges($0) }
+        connection.setHandler(for: ReplicationMessages.getAttachment) { [self] in try await handleGetAttachment($0) }
+        connection.setHandler(for: ReplicationMessages.proveAttachment) { [self] in try await handleProveAttachment($0) }
+    }
+
+    /// Stops serving the peer (call when the connection has ended).
+    public func close() {
+        let tasks = servingTasks.withLock { tasks in
+            defer { tasks.removeAll() }
+            return tasks
+        }
+        for task in tasks { task.cancel() }
+        receiver.endPull()
+    }
+
+    // MARK: Checkpoints (stored as local documents `checkpoint/<client>`)
+
+    static func checkpointID(_ client: String) -> String { "checkpoint/\(client)" }
+
+    func handleGetCheckpoint(_ message: BLIPMessage) async throws -> BLIPMessage {
+        guard let client = message["client"], !client.isEmpty else {
+            throw ReplicationMessages.error(400, "getCheckpoint needs a client property")
+        }
+        guard let document = try await store.localDocument(Self.checkpointID(client)) else {
+            throw ReplicationMessages.error(404, "no checkpoint for \(client)")
+        }
+        return BLIPMessage(properties: [("rev", document.rev)], body: JSON.object(document.body).canonicalBytes())
+    }
+
+    func handleSetCheckpoint(_ message: BLIPMessage) async throws -> BLIPMessage {
+        guard let client = message["client"], !client.isEmpty else {
+            throw ReplicationMessages.error(400, "setCheckpoint needs a client property")
+        }
+        guard let body = try ReplicationMessages.parseJSONBody(message).objectValue else {
+            throw ReplicationMessages.error(400, "checkpoint body must be a JSON object")
+        }
+        do {
+            let rev = try await store.putLocal(Self.checkpointID(client), body: body, rev: message["rev"])
+            return BLIPMessage(properties: [("rev", rev)])
+        } catch {
+            throw ReplicationMessages.error(error)
+        }
+    }
+
+    // MARK: Serving the peer's pull
+
+    /// `subChanges`: start sending changes after `since` (JSON), once or continuously,
+    /// optionally only for `docIDs` (body) — the reply comes at once; changes follow.
+    func handleSubChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
+        var options = ChangesSender.Options()
+        if let since = message["since"], !since.isEmpty {
+            let parsed = (try? JSON.parse(since)) ?? .string(since)
+            options.since = Self.localSequence(parsed)
+        }
+        options.continuous = message["continuous"].map { $0 == "true" || $0 == "1" } ?? false
+        options.activeOnly = message["activeOnly"].map { $0 == "true" || $0 == "1" } ?? false
+        if let batch = message["batch"].flatMap(Int.init), batch > 0 { options.batchSize = min(batch, 1000) }
+        if let filter = message["filter"], filter != "sync_gateway/bychannel" {
+            throw ReplicationMessages.error(400, "unknown filter \(filter)")
+        }
+        if let ids = try ReplicationMessages.parseJSONBody(message)["docIDs"]?.arrayValue {
+            options.docIDs = Set(ids.compactMap(\.stringValue))
+        }
+        let sender = ChangesSender(store: store, connection: connection, options: options, progress: progress, logger: logger)
+        let task = Task { [logger] in
+            do {
+                try await sender.run()
+            } catch {
+                logger.debug("serving subChanges ended: \(error)")
+            }
+        }
+        servingTasks.withLock { $0.append(task) }
+        return BLIPMessage()
+    }
+
+    /// Our sequences are integers; Sync Gateway style `"N"` or `"A:N"` strings use their last number.
+    static func localSequence(_ json: JSON) -> UInt64 {
+        if let value = json.intValue { return UInt64(max(0, value)) }
+        if let text = json.stringValue, let last = text.split(separator: ":").last, let value = UInt64(last) { return value }
+        return 0
+    }
+
+    // MARK: Attachments
+
+    /// `getAttachment`: the blob with the given digest.
+    func handleGetAttachment(_ message: BLIPMessage) async throws -> BLIPMessage {
+        guard let digest = message["digest"], let bytes = store.blobs.read(digest) else {
+            throw ReplicationMessages.error(404, "no attachment with digest \(message["digest"] ?? "")")
+        }
+        return BLIPMessage(body: bytes, compressed: bytes.count > 1024)
+    }
+
+    /// `proveAttachment`: SHA-1 over (nonce length byte, nonce, attachment), as a digest string.
+    func handleProveAttachment(_ message: BLIPMessage) async throws -> BLIPMessage {
+        guard let digest = message["digest"], let bytes = store.blobs.read(digest) else {
+            throw ReplicationMessages.error(404, "no attachment with digest \(message["digest"] ?? "")")
+        }
+        let nonce = message.body
+        guard !nonce.isEmpty, nonce.count <= 255 else { throw ReplicationMessages.error(400, "bad nonce") }
+        var sha = SHA1()
+        sha.update([UInt8(nonce.count)])
+        sha.update(nonce)
+        sha.update(bytes)
+        return BLIPMessage(body: Array(Digests.attachmentDigest(sha1: sha.finalize()).utf8))
+    }
+}

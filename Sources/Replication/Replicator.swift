@@ -1,0 +1,242 @@
+import BLIP
+import DocumentModel
+import DocumentStore
+import Foundation
+import Logging
+import Synchronization
+
+/// An active replication with one peer: dials its BLIP endpoint, pushes and/or
+/// pulls, saves checkpoints on both sides, and (when continuous) keeps going:
+/// idle when caught up, awake on new changes, reconnecting with capped
+/// exponential backoff and jitter when the connection is lost.
+public final class Replicator: Sendable {
+    public let configuration: ReplicationConfiguration
+    public let store: DocumentStore
+    public let progress = ReplicationProgress()
+    let logger: Logger
+    let dialer: any BLIPDialer
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let finished = Mutex<[CheckedContinuation<Void, Never>]>([])
+    private let done = Mutex(false)
+
+    public init(store: DocumentStore, configuration: ReplicationConfiguration, dialer: any BLIPDialer, logger: Logger = Logger(label: "Replicate")) {
+        self.store = store
+        self.configuration = configuration
+        self.dialer = dialer
+        self.logger = logger
+    }
+
+    public var status: ReplicationStatus { progress.status }
+
+    /// The checkpoint's client ID: this database, the peer and the replication's shape.
+    var checkpointClient: String {
+        let key = [store.uuid, configuration.remote, configuration.direction.rawValue,
+                   configuration.channels?.joined(separator: ",") ?? "", configuration.docIDs?.joined(separator: ",") ?? ""]
+            .joined(separator: "|")
+        return "shoal-" + Digests.hex(SHA1.hash(Array(key.utf8)))
+    }
+
+    /// Starts the replication in the background.
+    public func start() {
+        task.withLock { task in
+            guard task == nil else { return }
+            task = Task { await self.runLoop() }
+        }
+    }
+
+    /// Stops it (checkpoints already saved stay) and waits for it to end.
+    public func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        await running?.value
+        progress.setState(.stopped)
+    }
+
+    /// Waits until a one-shot replication has finished (or the replication stopped).
+    public func waitUntilFinished() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isDone = done.withLock { $0 }
+            if isDone {
+                continuation.resume()
+            } else {
+                finished.withLock { $0.append(continuation) }
+                if done.withLock({ $0 }) { resumeWaiters() }
+            }
+        }
+    }
+
+    private func resumeWaiters() {
+        let waiters = finished.withLock { waiters in
+            defer { waiters.removeAll() }
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func runLoop() async {
+        var attempt = 0
+        let connected = Flag()
+        defer {
+            done.withLock { $0 = true }
+            resumeWaiters()
+        }
+        while !Task.isCancelled {
+            progress.setState(attempt == 0 ? .starting : .reconnecting)
+            connected.value = false
+            do {
+                try await dialer.dial(url: configuration.remote, username: configuration.username,
+                                      password: configuration.password, heartbeat: configuration.heartbeat) { connection in
+                    connected.value = true
+                    try await self.replicate(over: connection)
+                }
+                if !configuration.continuous {
+                    progress.update { $0.state = .stopped }
+                    return
+                }
+                // A continuous replication whose connection closed: reconnect.
+            } catch is CancellationError {
+                break
+            } catch {
+                if Task.isCancelled { break }
+                let message = "\(error)"
+                logger.info("replication \(configuration.id) to \(configuration.remote): \(message)")
+                progress.update { $0.lastError = message }
+                if Self.isPermanent(error) {
+                    progress.update { $0.state = .error }
+                    return
+                }
+            }
+            // A connection that got as far as replicating starts the backoff over.
+            attempt = connected.value ? 1 : attempt + 1
+            progress.setState(.reconnecting)
+            let delay = Self.backoff(attempt: attempt, cap: configuration.maxBackoff)
+            try? await Task.sleep(for: delay)
+        }
+        progress.setState(.stopped)
+    }
+
+    /// Authentication and "no such database" failures do not get better by retrying.
+    static func isPermanent(_ error: any Error) -> Bool {
+        if let error = error as? BLIPError, [401, 403, 404].contains(error.code) && error.domain != "BLIP" { return true }
+        if let error = error as? DialError { return error.permanent }
+        return false
+    }
+
+    /// Exponential backoff from 250 ms, capped, with ±50% jitter.
+    static func backoff(attempt: Int, cap: Duration) -> Duration {
+        let base = Duration.milliseconds(250) * (1 << min(attempt - 1, 10))
+        let capped = min(base, cap)
+        return capped * Double.random(in: 0.5...1.0)
+    }
+
+    /// Runs push and/or pull over one connection.
+    private func replicate(over connection: BLIPConnection) async throws {
+        let session = ReplicationSession(store: store, connection: connection, progress: progress, logger: logger)
+        defer { session.close() }
+        progress.setState(.running)
+        let client = checkpointClient
+        let checkpoint = try await loadCheckpoint(session: session, client: client)
+        let state = CheckpointState(checkpoint: checkpoint.value, remoteRev: checkpoint.remoteRev)
+        // Push and pull both advance the checkpoint; saves run one at a time.
+        let saving = AsyncLimiter(limit: 1)
+        let save: @Sendable () async -> Void = { [store] in
+            await saving.run {
+                let body: [String: JSON] = state.current.json.objectValue ?? [:]
+                let id = ReplicationSession.checkpointID(client)
+                _ = try? await store.putLocal(id, body: body, rev: (try? await store.localDocument(id))?.rev)
+                if let rev = try? await session.saveRemoteCheckpoint(client: client, rev: state.remoteRev, body: body) {
+                    state.setRemoteRev(rev)
+                }
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if configuration.direction.pushes {
+                group.addTask {
+                    try await session.push(
+                        since: checkpoint.value.local, continuous: self.configuration.continuous,
+                        docIDs: self.configuration.docIDs, batchSize: self.configuration.batchSize
+                    ) { delivered in
+                        state.update { $0.local = delivered }
+                        await save()
+                    }
+                }
+            }
+            if configuration.direction.pulls {
+                group.addTask {
+                    try await session.pull(
+                        since: checkpoint.value.remote, continuous: self.configuration.continuous,
+                        channels: self.configuration.channels, docIDs: self.configuration.docIDs,
+                        batchSize: self.configuration.batchSize
+                    ) { through in
+                        state.update { $0.remote = through }
+                        await save()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        await save()
+        if connection.isClosed && configuration.continuous { throw BLIPError.connectionClosed }
+    }
+
+    /// The checkpoint to resume from: the local copy if the peer's agrees, else the
+    /// older of the two (never skipping anything), else the start.
+    private func loadCheckpoint(session: ReplicationSession, client: String) async throws -> (value: ReplicationSession.Checkpoint, remoteRev: String?) {
+        let local = try? await store.localDocument(ReplicationSession.checkpointID(client))
+        let remote = try await session.remoteCheckpoint(client: client)
+        guard let localBody = local?.body, let remote else {
+            return (ReplicationSession.Checkpoint(), remote?.rev)
+        }
+        let mine = ReplicationSession.Checkpoint(localBody)
+        let theirs = ReplicationSession.Checkpoint(remote.body)
+        if mine == theirs { return (mine, remote.rev) }
+        var merged = ReplicationSession.Checkpoint(local: min(mine.local, theirs.local))
+        merged.remote = mine.remote == theirs.remote ? mine.remote : nil
+        return (merged, remote.rev)
+    }
+}
+
+/// A thread-safe boolean.
+final class Flag: Sendable {
+    private let state = Mutex(false)
+    var value: Bool {
+        get { state.withLock { $0 } }
+        set { state.withLock { $0 = newValue } }
+    }
+}
+
+/// The checkpoint being advanced by push and pull at once.
+final class CheckpointState: Sendable {
+    private let state: Mutex<(ReplicationSession.Checkpoint, String?)>
+
+    init(checkpoint: ReplicationSession.Checkpoint, remoteRev: String?) {
+        state = Mutex((checkpoint, remoteRev))
+    }
+
+    var current: ReplicationSession.Checkpoint { state.withLock { $0.0 } }
+    var remoteRev: String? { state.withLock { $0.1 } }
+    func update(_ change: (inout ReplicationSession.Checkpoint) -> Void) { state.withLock { change(&$0.0) } }
+    func setRemoteRev(_ rev: String) { state.withLock { $0.1 = rev } }
+}
+
+/// Opens a BLIP connection to a peer and runs `session` over it until it returns
+/// (then closes) or the connection ends. The WebSocket client implements it; tests
+/// may dial in-process.
+public protocol BLIPDialer: Sendable {
+    func dial(
+        url: String, username: String?, password: String?, heartbeat: Duration,
+        session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws
+}
+
+/// A dial that failed before BLIP started (e.g. HTTP 401 on the upgrade).
+public struct DialError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    /// True when retrying cannot help (bad credentials, unknown database).
+    public let permanent: Bool
+
+    public init(_ description: String, permanent: Bool) {
+        self.description = description
+        self.permanent = permanent
+    }
+}

@@ -1,0 +1,190 @@
+import BLIP
+import DocumentModel
+import DocumentStore
+import Foundation
+import Logging
+import Synchronization
+
+/// Receives the peer's changes: answers `changes`/`proposeChanges` with the
+/// revisions this database lacks, inserts each `rev` with its history
+/// (`new_edits=false` semantics: divergent histories become conflicts, never lost),
+/// fetching missing attachments first, and tracks what an active pull is waiting for.
+final class RevisionReceiver: Sendable {
+    let store: DocumentStore
+    let connection: BLIPConnection
+    let progress: ReplicationProgress
+    let logger: Logger
+    let inserter: RevisionInserter
+    private let pull = Mutex<PullState?>(nil)
+
+    /// What an active pull waits for: every wanted revision, in the peer's sequence order.
+    struct PullState {
+        var tracker: SequenceTracker<JSON>
+        var pending: [String: Int] = [:]
+        var caughtUp = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var continuous: Bool
+
+        var isIdle: Bool { caughtUp && tracker.isIdle }
+    }
+
+    init(store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress, logger: Logger) {
+        self.store = store
+        self.connection = connection
+        self.progress = progress
+        self.logger = logger
+        inserter = RevisionInserter(store: store)
+    }
+
+    func register() {
+        // Changes are registered in the peer's order (checkpoints depend on it).
+        connection.setHandler(for: ReplicationMessages.changes, serial: true) { [self] in try await handleChanges($0) }
+        connection.setHandler(for: ReplicationMessages.proposeChanges, serial: true) { [self] in
+            try await handleProposeChanges($0)
+        }
+        connection.setHandler(for: ReplicationMessages.rev) { [self] in try await handleRev($0) }
+        connection.setHandler(for: ReplicationMessages.norev) { [self] in try await handleNoRev($0) }
+    }
+
+    // MARK: Active pull bookkeeping
+
+    /// Starts tracking a pull that resumes after `since` (the peer's sequence).
+    func beginPull(since: JSON?, continuous: Bool) {
+        pull.withLock { $0 = PullState(tracker: SequenceTracker(start: since), continuous: continuous) }
+    }
+
+    /// The peer sequence through which every wanted revision has been inserted.
+    var pulledThrough: JSON? { pull.withLock { $0?.tracker.completed } }
+
+    /// Waits until the peer said it caught up and every wanted revision is in.
+    func waitUntilCaughtUp() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = pull.withLock { state -> Bool in
+                guard var current = state, !current.isIdle else { return true }
+                current.waiters.append(continuation)
+                state = current
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Releases pull waiters (connection gone).
+    func endPull() {
+        let waiters = pull.withLock { state -> [CheckedContinuation<Void, Never>] in
+            defer { state = nil }
+            return state?.waiters ?? []
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func updatePull(_ change: (inout PullState) -> Void) {
+        let woken = pull.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard var current = state else { return [] }
+            change(&current)
+            var woken: [CheckedContinuation<Void, Never>] = []
+            if current.isIdle {
+                woken = current.waiters
+                current.waiters = []
+            }
+            state = current
+            return woken
+        }
+        for waiter in woken { waiter.resume() }
+    }
+
+    private static func key(_ docID: String, _ rev: String) -> String { docID + "\u{0}" + rev }
+
+    // MARK: Handlers
+
+    /// `changes`: for each `[seq, docID, revID, deleted]`, either the known ancestors
+    /// (we want it) or 0 (we have it). An empty list means the peer caught up.
+    func handleChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
+        guard let items = try ReplicationMessages.parseJSONBody(message).arrayValue ?? (message.body.isEmpty ? [] : nil) else {
+            throw ReplicationMessages.error(400, "changes body must be a JSON array")
+        }
+        if items.isEmpty {
+            updatePull { $0.caughtUp = true }
+            progress.update { if $0.state == .running { $0.state = .idle } }
+            return BLIPMessage()
+        }
+        let entries = try items.map { (item: JSON) throws(BLIPError) -> ReplicationMessages.ChangeEntry in
+            guard let entry = ReplicationMessages.ChangeEntry(item) else {
+                throw ReplicationMessages.error(400, "malformed changes entry \(item)")
+            }
+            return entry
+        }
+        let wanted = try await missing(entries.map { ($0.docID, $0.revID) })
+        progress.update {
+            $0.docsCheckedPull += entries.count
+            if $0.state == .idle { $0.state = .running }
+        }
+        var answers: [JSON] = []
+        updatePull { state in
+            state.caughtUp = false
+            for (entry, answer) in zip(entries, wanted) {
+                let index = state.tracker.add(entry.sequence, parts: answer == nil ? 0 : 1)
+                if answer != nil { state.pending[Self.key(entry.docID, entry.revID.description)] = index }
+            }
+        }
+        for answer in wanted {
+            answers.append(answer.map { .array($0.map { .string($0.description) }) } ?? 0)
+        }
+        while answers.last == 0 { answers.removeLast() }
+        return BLIPMessage(
+            properties: [("maxHistory", String(store.configuration.revsLimit))],
+            body: JSON.array(answers).canonicalBytes())
+    }
+
+    /// For each (doc, rev): nil if the database has it, else its known ancestors.
+    private func missing(_ pairs: [(String, RevID)]) async throws(BLIPError) -> [[RevID]?] {
+        var byDoc: [String: [RevID]] = [:]
+        for (docID, rev) in pairs { byDoc[docID, default: []].append(rev) }
+        let diff: [RevsDiffEntry]
+        do {
+            diff = try await store.revsDiff(byDoc.map { ($0.key, $0.value) })
+        } catch {
+            throw ReplicationMessages.error(error)
+        }
+        var missing: [String: (Set<RevID>, [RevID])] = [:]
+        for entry in diff { missing[entry.docID] = (Set(entry.missing), entry.possibleAncestors) }
+        return pairs.map { docID, rev in
+            guard let (revs, ancestors) = missing[docID], revs.contains(rev) else { return nil }
+            return ancestors.filter { $0.generation < rev.generation }
+        }
+    }
+
+    /// `proposeChanges` (`[docID, revID, serverRevID]`): 0 = send it, 304 = have it.
+    /// Shoal keeps conflicts, so it never answers 409.
+    func handleProposeChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
+        guard let items = try ReplicationMessages.parseJSONBody(message).arrayValue else {
+            throw ReplicationMessages.error(400, "proposeChanges body must be a JSON array")
+        }
+        var pairs: [(String, RevID)] = []
+        for item in items {
+            guard let fields = item.arrayValue, fields.count >= 2, let docID = fields[0].stringValue,
+                  let rev = fields[1].stringValue.flatMap(RevID.init)
+            else { throw ReplicationMessages.error(400, "malformed proposeChanges entry \(item)") }
+            pairs.append((docID, rev))
+        }
+        var answers: [JSON] = try await missing(pairs).map { $0 == nil ? 304 : 0 }
+        while answers.last == 0 { answers.removeLast() }
+        return BLIPMessage(body: JSON.array(answers).canonicalBytes())
+    }
+
+    /// `norev`: the peer cannot send a revision it offered.
+    func handleNoRev(_ message: BLIPMessage) async throws -> BLIPMessage {
+        if let docID = message["id"], let rev = message["rev"] { finish(docID, rev, failed: true) }
+        return BLIPMessage()
+    }
+
+    /// Records that a wanted revision arrived (or failed).
+    func finish(_ docID: String, _ rev: String, failed: Bool) {
+        updatePull { state in
+            if let index = state.pending.removeValue(forKey: Self.key(docID, rev)) { state.tracker.complete(index) }
+        }
+        progress.update {
+            if failed { $0.docsFailedPull += 1 } else { $0.docsPulled += 1 }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import BLIP
+import DocumentModel
+import DocumentStore
+import Logging
+import Replication
+import RESTServer
+
+extension ShoalNode: SyncAcceptor {
+    /// A passive replication session for each BLIP connection to one of our databases.
+    public func syncSession(database: String, isAdmin: Bool) -> (@Sendable (BLIPConnection) async throws -> Void)? {
+        guard let store = self.database(named: database) else { return nil }
+        return { connection in
+            let session = ReplicationSession(store: store, connection: connection, logger: Logger(label: "Sync"))
+            defer { session.close() }
+            // Serve until the connection ends (the transport cancels this task then).
+            while !Task.isCancelled && !connection.isClosed {
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
+    }
+}
+
+extension ShoalNode: ReplicationController {
+    public func putReplication(database: String, id: String, definition: [String: JSON]) async throws {
+        guard let store = self.database(named: database) else {
+            throw ReplicationControlError(reason: "no such database '\(database)'")
+        }
+        let configuration: ReplicationConfiguration
+        do {
+            configuration = try ReplicationConfiguration(id: id, json: definition)
+        } catch {
+            throw ReplicationControlError(reason: error.reason)
+        }
+        var adjusted = configuration
+        if definition["heartbeat"] == nil { adjusted.heartbeat = self.configuration.heartbeat }
+        await replications.start(adjusted, store: store)
+    }
+
+    public func replicationDefinitions(database: String) -> [String: JSON] {
+        replications.replications(database: database).mapValues(\.configuration.json)
+    }
+
+    public func replicationStatuses(database: String) -> [String: JSON] {
+        replications.replications(database: database).mapValues { $0.status.json(id: $0.configuration.id) }
+    }
+
+    public func removeReplication(database: String, id: String) async -> Bool {
+        await replications.remove(database: database, id: id)
+    }
+
+    /// Starts the replications declared in the config file.
+    func startConfiguredReplications() async {
+        for database in configuration.databases {
+            for (id, definition) in database.replications.sorted(by: { $0.key < $1.key }) {
+                do {
+                    try await putReplication(database: database.name, id: id, definition: definition)
+                } catch {
+                    logger.error("replication \(id) of \(database.name) not started: \(error)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import BLIP
+import DocumentStore
+import Foundation
+import Logging
+import Replication
+import Synchronization
+
+/// Dials a peer store in the same process: each dial makes a `LoopbackTransport`
+/// pair (optionally wrapped in a `FaultyTransport` made by `faults`) with a passive
+/// `ReplicationSession` on the far end. Counts dials for tests.
+public final class LoopbackDialer: BLIPDialer, Sendable {
+    public let peer: DocumentStore
+    private let faults: (@Sendable (Int) -> FaultyTransport.Faults?)?
+    private let dials = Mutex(0)
+    /// Counters of the passive side of every connection so far.
+    public let peerProgress = ReplicationProgress()
+
+    /// `faults(n)` gives the faults to inject on the n-th dial (from 1), or nil for none.
+    public init(peer: DocumentStore, faults: (@Sendable (Int) -> FaultyTransport.Faults?)? = nil) {
+        self.peer = peer
+        self.faults = faults
+    }
+
+    public var dialCount: Int { dials.withLock { $0 } }
+
+    public func dial(
+        url: String, username: String?, password: String?, heartbeat: Duration,
+        session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
+        let number = dials.withLock { count in
+            count += 1
+            return count
+        }
+        let (near, far) = LoopbackTransport.pair()
+        let faulty = faults?(number).map { FaultyTransport(wrapping: near, inbound: near.inbound, faults: $0) }
+        let nearTransport: any BLIPTransport = faulty ?? near
+        let nearInbound = faulty?.inbound ?? near.inbound
+        let client = BLIPConnection(transport: nearTransport, logger: Logger(label: "BLIP"))
+        let server = BLIPConnection(transport: far, logger: Logger(label: "BLIP"))
+        let passive = ReplicationSession(store: peer, connection: server, progress: peerProgress)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                defer { passive.close() }
+                try? await server.run(inbound: far.inbound)
+            }
+            group.addTask {
+                try await client.run(inbound: nearInbound)
+            }
+            group.addTask {
+                try await session(client)
+                await client.close()
+            }
+            defer { group.cancelAll() }
+            while try await group.next() != nil {
+                if client.isClosed { break }
+            }
+        }
+    }
+}
