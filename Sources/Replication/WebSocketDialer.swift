@@ -28,10 +28,29 @@ public struct WebSocketDialer: BLIPDialer {
         if let authorization = Self.basicAuthorization(username: username, password: password) {
             headers[.authorization] = authorization
         }
+        // A peer behind a partition may accept nothing and answer nothing: give up on
+        // the connect + upgrade after a while (the session itself has heartbeats).
+        let fields = headers
+        let started = Flag()
+        let dialTimeout = max(Duration.seconds(5), heartbeat * 3)
         do {
-            try await BLIPWebSocket.connect(
-                url: url, headers: headers, heartbeat: heartbeat, configuration: configuration, logger: logger,
-                session: session)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { [configuration, logger] in
+                    try await BLIPWebSocket.connect(
+                        url: url, headers: fields, heartbeat: heartbeat, configuration: configuration, logger: logger
+                    ) { connection in
+                        started.value = true
+                        try await session(connection)
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: dialTimeout)
+                    if !started.value { throw DialError("no answer from \(url) within \(dialTimeout)", permanent: false) }
+                    try await Task.sleep(for: .seconds(365 * 24 * 3600))
+                }
+                defer { group.cancelAll() }
+                try await group.next()
+            }
         } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
             throw await Self.explainRefusal(url: url, authorization: headers[.authorization])
         }

@@ -1,0 +1,43 @@
+import DocumentModel
+import Foundation
+import Testing
+import TestSupport
+
+/// A peer that stops answering (SIGSTOP: the TCP connection stays open, nothing
+/// is answered) is noticed by the WebSocket heartbeat, and the replication comes
+/// back by itself when the peer does.
+@Suite struct HeartbeatTests {
+    @Test func frozenPeerIsDetectedAndRecovered() async throws {
+        let directory = TemporaryDirectory(prefix: "shoal-heartbeat")
+        defer { directory.remove() }
+        let peer = try await ShoalProcess.start(dataDirectory: directory.path)
+        defer { peer.signal(SIGKILL) }
+        try await withNodes(1) { nodes in
+            let node = nodes[0]
+            try await node.replicate("live", [
+                "remote": .string("ws://127.0.0.1:\(peer.publicPort)/db"), "continuous": true, "heartbeat": 0.5,
+            ])
+            _ = try await node.put("before", ["x": 1])
+            #expect(try await eventually { try await peer.request("GET", "/db/before").status == 200 })
+
+            peer.signal(SIGSTOP)
+            let frozenAt = ContinuousClock.now
+            // Heartbeat 0.5 s: pings every 0.75 s, gone by the next unanswered ping.
+            let noticed = try await eventually(timeout: .seconds(10), every: .milliseconds(100)) {
+                let state = try await node.replicationStatus("live")["status"]?.stringValue
+                return state == "reconnecting"
+            }
+            let detection = ContinuousClock.now - frozenAt
+            #expect(noticed, "the frozen peer was not noticed")
+            _ = try await node.put("during", ["x": 2])
+
+            peer.signal(SIGCONT)
+            #expect(try await eventually(timeout: .seconds(20)) {
+                try await peer.request("GET", "/db/during").status == 200
+            })
+            let state = try await node.replicationStatus("live")["status"]?.stringValue
+            #expect(state == "running" || state == "idle", "\(state ?? "nil")")
+            print("heartbeat 0.5 s: frozen peer noticed after \(detection)")
+        }
+    }
+}
