@@ -48,8 +48,10 @@ final class ChangesSender: Sendable {
     /// The sequence through which the peer has everything.
     var delivered: UInt64 { tracker.withLock { $0.completed ?? options.since } }
 
-    /// True once the first pass reached the end of the feed and everything was delivered.
-    var isCaughtUp: Bool { caughtUp.withLock { $0 } && tracker.withLock { $0.isIdle } }
+    /// True when everything committed so far has been offered and delivered.
+    var isCaughtUp: Bool {
+        caughtUp.withLock { $0 } && tracker.withLock { $0.isIdle } && delivered >= store.committedSequence
+    }
 
     /// Runs until caught up (one-shot) or until cancelled / the connection closes (continuous).
     ///

@@ -69,6 +69,7 @@ extension ReplicationSession {
         let sender = ChangesSender(
             store: store, connection: connection, options: options, progress: progress, logger: logger,
             onCheckpoint: onCheckpoint)
+        activePush.withLock { $0 = sender }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await sender.run() }
             if continuous {

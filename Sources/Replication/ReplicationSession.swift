@@ -17,6 +17,15 @@ public final class ReplicationSession: Sendable {
     let receiver: RevisionReceiver
     /// Senders serving the peer's `subChanges`, cancelled when the session ends.
     private let servingTasks = Mutex<[Task<Void, Never>]>([])
+    /// The sender of an active push, if one runs.
+    let activePush = Mutex<ChangesSender?>(nil)
+
+    /// For an active continuous replication: every local change delivered and every
+    /// peer change received (the `idle` state).
+    var isCaughtUp: Bool {
+        let pushIdle = activePush.withLock { $0 }?.isCaughtUp ?? true
+        return pushIdle && receiver.isPullIdle
+    }
 
     public init(store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress = ReplicationProgress(), logger: Logger = Logger(label: "Sync")) {
         self.store = store

@@ -161,6 +161,19 @@ public final class Replicator: Sendable {
                     }
                 }
             }
+            if configuration.continuous {
+                group.addTask {
+                    // `idle` while caught up both ways, `running` while there is work.
+                    while !Task.isCancelled && !connection.isClosed {
+                        try await Task.sleep(for: .milliseconds(200))
+                        let caughtUp = session.isCaughtUp
+                        self.progress.update { status in
+                            if status.state == .running && caughtUp { status.state = .idle }
+                            else if status.state == .idle && !caughtUp { status.state = .running }
+                        }
+                    }
+                }
+            }
             if configuration.direction.pulls {
                 group.addTask {
                     try await session.pull(

@@ -53,6 +53,9 @@ final class RevisionReceiver: Sendable {
         pull.withLock { $0 = PullState(tracker: SequenceTracker(start: since), continuous: continuous) }
     }
 
+    /// True when the peer said it caught up and every wanted revision is in.
+    var isPullIdle: Bool { pull.withLock { $0?.isIdle ?? true } }
+
     /// The peer sequence through which every wanted revision has been inserted.
     var pulledThrough: JSON? { pull.withLock { $0?.tracker.completed } }
 
@@ -105,7 +108,6 @@ final class RevisionReceiver: Sendable {
         }
         if items.isEmpty {
             updatePull { $0.caughtUp = true }
-            progress.update { if $0.state == .running { $0.state = .idle } }
             return BLIPMessage()
         }
         let entries = try items.map { (item: JSON) throws(BLIPError) -> ReplicationMessages.ChangeEntry in
@@ -115,13 +117,10 @@ final class RevisionReceiver: Sendable {
             return entry
         }
         let wanted = try await missing(entries.map { ($0.docID, $0.revID) })
-        progress.update {
-            $0.docsCheckedPull += entries.count
-            if $0.state == .idle { $0.state = .running }
-        }
+        progress.update { $0.docsCheckedPull += entries.count }
         var answers: [JSON] = []
+        // Once the peer said it caught up, later batches (continuous) only add work.
         updatePull { state in
-            state.caughtUp = false
             for (entry, answer) in zip(entries, wanted) {
                 let index = state.tracker.add(entry.sequence, parts: answer == nil ? 0 : 1)
                 if answer != nil { state.pending[Self.key(entry.docID, entry.revID.description)] = index }

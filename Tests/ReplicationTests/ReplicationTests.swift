@@ -38,6 +38,8 @@ import TestSupport
                 let (sa, sb) = (try await a.snapshot(), try await b.snapshot())
                 return sa == sb && sa.count == 3
             })
+            // Caught up both ways: the continuous replication is idle.
+            #expect(try await eventually { try await b.replicationStatus("sync")["status"] == "idle" })
             // A deletion replicates.
             let rev = try #require(try await a.request("GET", "/db/fromA").json["_rev"]?.stringValue)
             _ = try await a.request("DELETE", "/db/fromA?rev=\(rev)")
