@@ -7,6 +7,9 @@ extension DocumentStore {
     static func apply(
         _ update: PreparedUpdate, db: Database, counters: inout Counters, context: WriteContext
     ) throws -> WriteResult {
+        if update.insertsOptimistically, let result = try insertNew(update, db: db, counters: &counters, context: context) {
+            return result
+        }
         let existing = try DocumentRow.load(db, key: update.docID)
         var tree = existing?.tree ?? RevTree()
         let wasLive = existing.map { !$0.tree.isDeleted } ?? false
@@ -22,11 +25,15 @@ extension DocumentStore {
             let parentAttachments = try parent.flatMap { try existing?.body(db, of: $0) }
                 .map { AttachmentInfo.parse($0["_attachments"]) } ?? [:]
             body = try resolveBody(update, generation: generation, ancestors: [parentAttachments], blobs: context.blobs)
-            let bytes = try encode(body, maxSize: context.maxSize)
+            let bytes = try update.encoded ?? encode(body, maxSize: context.maxSize)
             encoded = bytes
-            // Without attachments the stored form is exactly what the digest covers.
-            let digestBody = body["_attachments"] == nil ? bytes : RevisionBody.digestBody(body)
-            revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: digestBody)
+            if let precomputed = update.editRevision, parent == requestedParent {
+                revID = precomputed
+            } else {
+                // Without attachments the stored form is exactly what the digest covers.
+                let digestBody = body["_attachments"] == nil ? bytes : RevisionBody.digestBody(body)
+                revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: digestBody)
+            }
             do {
                 try tree.insert(revID, parent: parent, deleted: update.deleted, hasBody: true, sequence: sequence)
             } catch {
@@ -81,6 +88,44 @@ extension DocumentStore {
         }
         counters.lastSequence = sequence
         counters.docCount += Int64((tree.isDeleted ? 0 : 1) - (wasLive ? 1 : 0))
+        return WriteResult(docID: update.docID, revID: revID, sequence: sequence)
+    }
+
+    /// Inserts a document that is new here without looking for it first; nil when a
+    /// row with that ID exists (the caller then takes the general path).
+    private static func insertNew(
+        _ update: PreparedUpdate, db: Database, counters: inout Counters, context: WriteContext
+    ) throws -> WriteResult? {
+        guard let bytes = update.encoded else { return nil }
+        let sequence = counters.lastSequence + 1
+        var tree = RevTree()
+        let revID: RevID
+        switch update.mode {
+        case .edit:
+            guard let rev = update.editRevision else { return nil }
+            revID = rev
+            try? tree.insert(rev, parent: nil, deleted: update.deleted, hasBody: true, sequence: sequence)
+        case .replicate(let history):
+            revID = history[0]
+            do {
+                _ = try tree.insert(history: history, deleted: update.deleted, hasBody: true, sequence: sequence)
+            } catch {
+                throw StoreError.badRequest("Bad _revisions: \(error)")
+            }
+        }
+        guard tree.contains(revID) else { return nil }
+        tree.stem(limit: context.revsLimit)
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO docs(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(key) DO NOTHING
+            """)
+        try statement.execute(arguments: [
+            update.docID, Int64(sequence), revID.description, tree.isDeleted, false,
+            Data(tree.serialized()), Data(bytes),
+        ])
+        guard db.changesCount == 1 else { return nil }
+        counters.lastSequence = sequence
+        if !tree.isDeleted { counters.docCount += 1 }
         return WriteResult(docID: update.docID, revID: revID, sequence: sequence)
     }
 

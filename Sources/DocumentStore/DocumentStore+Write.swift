@@ -12,10 +12,9 @@ extension DocumentStore {
     /// Saves many revisions in one transaction. Each document succeeds or fails on its
     /// own (its error is in its slot); only a failure of the database itself throws.
     public func save(batch updates: [DocumentUpdate]) async throws(StoreError) -> [Result<WriteResult, StoreError>] {
-        // Validation and attachment blobs happen before the transaction (file I/O).
-        let prepared: [Result<PreparedUpdate, StoreError>] = updates.map { update in
-            Result { () throws(StoreError) in try prepare(update) }
-        }
+        // Validation, attachment blobs (file I/O), canonical encoding and revision IDs
+        // happen before the transaction, on all cores for large batches.
+        let prepared = prepareAll(updates)
         let revsLimit = configuration.revsLimit
         let maxSize = configuration.maxDocumentSize
         let blobs = self.blobs
@@ -60,13 +59,44 @@ extension DocumentStore {
     }
 
     /// An update whose properties were validated and whose inline attachments are
-    /// already stored as blobs.
+    /// already stored as blobs. Without attachments, its stored bytes (and, for an
+    /// edit, its revision ID given the requested parent) are computed up front.
     struct PreparedUpdate: Sendable {
         let docID: String
         var properties: [String: JSON]
         let attachments: [String: PendingAttachment]
         let deleted: Bool
         let mode: DocumentUpdate.Mode
+        /// Canonical JSON of `properties` when there are no attachments.
+        var encoded: [UInt8]?
+        /// The revision ID for an edit on its requested parent (valid when that parent is used).
+        var editRevision: RevID?
+
+        /// New documents are inserted without looking for an existing row first:
+        /// creations, and replicated revisions that come with their whole history.
+        var insertsOptimistically: Bool {
+            guard encoded != nil else { return false }
+            switch mode {
+            case .edit(let parent): return parent == nil
+            case .replicate(let history): return history.last?.generation == 1
+            }
+        }
+    }
+
+    /// Prepares every update; large batches are split over the available cores.
+    func prepareAll(_ updates: [DocumentUpdate]) -> [Result<PreparedUpdate, StoreError>] {
+        let prepareOne: @Sendable (DocumentUpdate) -> Result<PreparedUpdate, StoreError> = { update in
+            Result { () throws(StoreError) in try self.prepare(update) }
+        }
+        guard updates.count >= 128 else { return updates.map(prepareOne) }
+        let results = ResultsBox(count: updates.count)
+        let chunks = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+        let chunkSize = (updates.count + chunks - 1) / chunks
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let range = (chunk * chunkSize)..<min((chunk + 1) * chunkSize, updates.count)
+            for index in range { results.set(index, prepareOne(updates[index])) }
+        }
+        return results.values
     }
 
     enum PendingAttachment: Sendable {
@@ -98,9 +128,21 @@ extension DocumentStore {
         if case .replicate(let history) = update.mode, history.isEmpty {
             throw .badRequest("Bad _revisions")
         }
-        return PreparedUpdate(
+        var prepared = PreparedUpdate(
             docID: update.docID, properties: properties, attachments: attachments,
             deleted: update.deleted, mode: update.mode)
+        if attachments.isEmpty {
+            let bytes = JSON.object(properties).canonicalBytes()
+            if bytes.count > configuration.maxDocumentSize {
+                throw StoreError(.tooLarge, reason: "Document exceeds the maximum size of \(configuration.maxDocumentSize) bytes")
+            }
+            prepared.encoded = bytes
+            if case .edit(let parent) = update.mode {
+                // Without attachments the stored form is exactly what the digest covers.
+                prepared.editRevision = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: bytes)
+            }
+        }
+        return prepared
     }
 
     private func prepareAttachment(name: String, entry: JSON) throws(StoreError) -> PendingAttachment {
@@ -142,4 +184,22 @@ extension DocumentStore {
         if id.hasPrefix("_") { return id.hasPrefix("_design/") && count > 8 }
         return true
     }
+}
+
+/// Per-index results written from several threads (each index by exactly one).
+private final class ResultsBox: @unchecked Sendable {
+    private var storage: [Result<DocumentStore.PreparedUpdate, StoreError>?]
+    private let lock = NSLock()
+
+    init(count: Int) {
+        storage = Array(repeating: nil, count: count)
+    }
+
+    func set(_ index: Int, _ value: Result<DocumentStore.PreparedUpdate, StoreError>) {
+        lock.lock()
+        storage[index] = value
+        lock.unlock()
+    }
+
+    var values: [Result<DocumentStore.PreparedUpdate, StoreError>] { storage.map { $0! } }
 }

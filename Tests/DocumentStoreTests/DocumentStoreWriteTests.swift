@@ -119,6 +119,41 @@ import TestSupport
         #expect(store.info().docCount == 2)
     }
 
+    @Test func largeBatchKeepsOrderAndPerDocumentResults() async throws {
+        let test = try TestStore()
+        defer { test.destroy() }
+        // Large enough to be prepared on several threads; bad documents spread through it.
+        var updates: [DocumentUpdate] = []
+        for index in 0..<600 {
+            let body: [String: JSON] = index % 97 == 5 ? ["_bad": 1] : ["i": .int(Int64(index))]
+            let id = index % 150 == 149 ? "dup" : "d\(index)"
+            updates.append(DocumentUpdate(docID: id, body: body, mode: .edit(parent: nil)))
+        }
+        updates.append(DocumentUpdate(docID: "r", body: ["v": 1], mode: .replicate(history: [RevID("2-bbbb")!, RevID("1-aaaa")!])))
+        let results = try await test.store.save(batch: updates)
+        #expect(results.count == updates.count)
+        var dupSeen = false
+        for (index, result) in results.enumerated().dropLast() {
+            if index % 97 == 5 {
+                #expect(result.failureKind == .badRequest)
+            } else if index % 150 == 149 {
+                #expect(dupSeen ? result.failureKind == .conflict : (try? result.get()) != nil)
+                dupSeen = true
+            } else {
+                let write = try result.get()
+                #expect(write.docID == "d\(index)")
+                let expected = RevID.compute(parent: nil, deleted: false, canonicalBody: JSON.object(["i": .int(Int64(index))]).canonicalBytes())
+                #expect(write.revID == expected)
+            }
+        }
+        #expect(try results.last!.get().revID == RevID("2-bbbb"))
+        let tree = try #require(try await test.store.metadata("r")).tree
+        #expect(tree.history(of: RevID("2-bbbb")!) == [RevID("2-bbbb")!, RevID("1-aaaa")!])
+        // Sequences are dense and in batch order.
+        let sequences = results.compactMap { try? $0.get().sequence }.compactMap { $0 }
+        #expect(sequences == Array(1...UInt64(sequences.count)))
+    }
+
     @Test func oversizeDocumentIsRejected() async throws {
         let test = try TestStore(maxDocumentSize: 100)
         defer { test.destroy() }
