@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "DocumentStore", targets: ["DocumentStore"]),
         .library(name: "BLIP", targets: ["BLIP"]),
         .library(name: "Replication", targets: ["Replication"]),
+        .library(name: "Mesh", targets: ["Mesh"]),
         .library(name: "RESTServer", targets: ["RESTServer"]),
         .library(name: "ShoalNode", targets: ["ShoalNode"]),
     ],
@@ -65,6 +66,17 @@ let package = Package(
             ],
             exclude: ["Replication.md"]
         ),
+        // The mesh: which peers to connect (dial rule, bounded degree), one replication per peer.
+        .target(
+            name: "Mesh",
+            dependencies: [
+                "BLIP",
+                "DocumentModel",
+                "DocumentStore",
+                "Replication",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // HTTP API (public + admin listeners), Sync Gateway / CouchDB compatible.
         .target(
             name: "RESTServer",
@@ -87,6 +99,7 @@ let package = Package(
                 "DocumentModel",
                 "DocumentStore",
                 "BLIP",
+                "Mesh",
                 "Replication",
                 "RESTServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -119,6 +132,7 @@ let package = Package(
             dependencies: ["BLIP", "TestSupport", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "ReplicationTests", dependencies: ["Replication", "BLIP", "TestSupport"]),
+        .testTarget(name: "MeshTests", dependencies: ["Mesh", "ShoalNode", "TestSupport"]),
         .testTarget(
             name: "RESTServerTests",
             dependencies: ["RESTServer", "TestSupport"]

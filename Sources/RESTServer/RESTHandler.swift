@@ -14,11 +14,13 @@ public struct RESTHandler: Sendable {
     let isAdmin: Bool
     let logger: Logger
     let replications: (any ReplicationController)?
+    let mesh: (any MeshController)?
 
     public init(
         registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger,
-        replications: (any ReplicationController)? = nil
+        replications: (any ReplicationController)? = nil, mesh: (any MeshController)? = nil
     ) {
+        self.mesh = mesh
         self.registry = registry
         self.configuration = configuration
         self.isAdmin = isAdmin
@@ -58,6 +60,12 @@ public struct RESTHandler: Sendable {
             try allow(request, "GET,HEAD", request.isRead)
             return RESTResponse.json(.array(registry.databaseNames.sorted().map { .string($0) }))
         }
+        if first == "_mesh" {
+            try allow(request, "GET,HEAD", request.isRead)
+            guard request.isAdmin else { throw HTTPFailure(.forbidden, "forbidden", "The mesh status is on the admin port") }
+            guard let mesh else { throw HTTPFailure.notFound("no mesh") }
+            return RESTResponse.json(mesh.meshStatus())
+        }
         if first.hasPrefix("_") { throw HTTPFailure.notFound("Unknown URL") }
         guard let store = registry.database(named: first) else {
             throw HTTPFailure.notFound("no such database '\(first)'")
@@ -75,6 +83,13 @@ public struct RESTHandler: Sendable {
         case "_purge": return try await database.purge()
         case "_replication": return try await database.replication(id: rest.dropFirst().first, controller: replications)
         case "_replicationStatus": return try await database.replicationStatus(id: rest.dropFirst().first, controller: replications)
+        case "_peers":
+            try allow(request, "GET,HEAD", request.isRead)
+            guard request.isAdmin else { throw HTTPFailure(.forbidden, "forbidden", "The mesh status is on the admin port") }
+            guard let peers = mesh?.meshPeers(database: first) else {
+                throw HTTPFailure.notFound("database '\(first)' takes no part in a mesh")
+            }
+            return RESTResponse.json(peers)
         case "_blipsync":
             throw HTTPFailure.badRequest("This endpoint needs a WebSocket upgrade with subprotocol BLIP_3+CBMobile_3")
         case "_local":

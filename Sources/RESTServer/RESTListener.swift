@@ -11,7 +11,8 @@ import ServiceLifecycle
 /// with the Replication module).
 public protocol SyncAcceptor: Sendable {
     /// The session to run over a new connection to `database`, or nil if it does not exist.
-    func syncSession(database: String, isAdmin: Bool) -> (@Sendable (BLIPConnection) async throws -> Void)?
+    /// `peerNodeID` is the `X-Shoal-Node-ID` header of a mesh peer (nil for other clients).
+    func syncSession(database: String, isAdmin: Bool, peerNodeID: String?) -> (@Sendable (BLIPConnection) async throws -> Void)?
 }
 
 /// Builds one HTTP listener: the REST handler plus the WebSocket upgrade of
@@ -31,7 +32,9 @@ public enum RESTListener {
             server: .http1WebSocketUpgrade(configuration: .init(ws: webSocket)) { request, _, _ in
                 guard let sync, let database = syncDatabase(request.path),
                       let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol]),
-                      let session = sync.syncSession(database: database, isAdmin: isAdmin)
+                      let session = sync.syncSession(
+                          database: database, isAdmin: isAdmin,
+                          peerNodeID: request.headerFields[HTTPField.Name("X-Shoal-Node-ID")!])
                 else { return .dontUpgrade }
                 syncLogger.debug("BLIP connection to \(database) (\(subprotocol))")
                 return .upgrade([.secWebSocketProtocol: subprotocol]) { inbound, outbound, context in

@@ -14,17 +14,23 @@ import WSClient
 public struct WebSocketDialer: BLIPDialer {
     let configuration: BLIPConfiguration
     let logger: Logger
+    /// Sent with every upgrade request (e.g. this node's ID for the mesh).
+    let extraHeaders: HTTPFields
 
-    public init(configuration: BLIPConfiguration = .init(), logger: Logger = Logger(label: "Sync")) {
+    public init(configuration: BLIPConfiguration = .init(), extraHeaders: HTTPFields = [:], logger: Logger = Logger(label: "Sync")) {
         self.configuration = configuration
+        self.extraHeaders = extraHeaders
         self.logger = logger
     }
+
+    /// The header a mesh node sends its node ID in.
+    public static let nodeIDHeader = HTTPField.Name("X-Shoal-Node-ID")!
 
     public func dial(
         url: String, username: String?, password: String?, heartbeat: Duration,
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
-        var headers: HTTPFields = [:]
+        var headers = extraHeaders
         if let authorization = Self.basicAuthorization(username: username, password: password) {
             headers[.authorization] = authorization
         }

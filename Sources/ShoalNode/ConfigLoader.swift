@@ -23,9 +23,11 @@ public enum ConfigLoader {
     }
 
     static let topLevelKeys: Set<String> = [
-        "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat",
+        "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers",
     ]
-    static let databaseKeys: Set<String> = ["server", "revs_limit", "max_document_size", "durability", "replications"]
+    static let databaseKeys: Set<String> = [
+        "server", "revs_limit", "max_document_size", "durability", "replications", "mesh",
+    ]
 
     public static func load(path: String, base: NodeConfiguration = NodeConfiguration()) throws -> Loaded {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -68,6 +70,15 @@ public enum ConfigLoader {
                 throw ConfigError(message: "\"heartbeat\" must be a positive number of seconds")
             }
             config.heartbeat = .milliseconds(Int(seconds * 1000))
+        }
+        if let value = root["peers"] {
+            guard let urls = value.arrayValue?.compactMap(\.stringValue), urls.count == value.arrayValue?.count else {
+                throw ConfigError(message: "\"peers\" must be an array of URLs like \"ws://host:4984/db\"")
+            }
+            for url in urls where ReplicationConfiguration.normalize(remote: url) == nil {
+                throw ConfigError(message: "peer \"\(url)\" is not a ws://, wss://, http:// or https:// URL naming a database")
+            }
+            config.peers = urls
         }
         if let value = root["log"] {
             guard let keys = value.arrayValue?.compactMap(\.stringValue) else {
@@ -120,6 +131,29 @@ public enum ConfigLoader {
                 throw ConfigError(message: "database \"\(name)\": \"durability\" must be \"full\" or \"normal\"")
             }
             database.durability = value
+        }
+        if let mesh = object["mesh"] {
+            guard let settings = mesh.objectValue else {
+                throw ConfigError(message: "database \"\(name)\": \"mesh\" must be an object")
+            }
+            if let group = settings["group"] {
+                guard let text = group.stringValue, !text.isEmpty else {
+                    throw ConfigError(message: "database \"\(name)\": mesh \"group\" must be a non-empty string")
+                }
+                database.meshGroup = text
+            }
+            if let maxPeers = settings["max_peers"] {
+                guard let value = maxPeers.intValue, value >= 1 else {
+                    throw ConfigError(message: "database \"\(name)\": mesh \"max_peers\" must be a positive integer")
+                }
+                database.maxPeers = Int(value)
+            }
+            if let enabled = settings["enabled"] {
+                guard let value = enabled.boolValue else {
+                    throw ConfigError(message: "database \"\(name)\": mesh \"enabled\" must be true or false")
+                }
+                database.meshEnabled = value
+            }
         }
         if let replications = object["replications"] {
             guard let entries = replications.objectValue else {

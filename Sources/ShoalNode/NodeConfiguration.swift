@@ -16,6 +16,15 @@ public struct NodeConfiguration: Sendable, Equatable {
         /// Replications started with the node, by ID, in Sync Gateway's shape
         /// (validated when the config is loaded).
         public var replications: [String: [String: JSON]] = [:]
+        /// Mesh group (nil: the database name).
+        public var meshGroup: String?
+        /// Largest number of mesh connections.
+        public var maxPeers = 8
+        /// Take part in the mesh (discovery and static peers).
+        public var meshEnabled = true
+
+        /// The mesh group in effect.
+        public var group: String { meshGroup ?? name }
 
         public init(
             name: String, inMemory: Bool = false, revsLimit: Int = 1000, maxDocumentSize: Int = 20 * 1024 * 1024,
@@ -40,6 +49,9 @@ public struct NodeConfiguration: Sendable, Equatable {
     /// WebSocket heartbeat of replication connections (a silent peer is gone after
     /// about three intervals).
     public var heartbeat: Duration = .seconds(2)
+    /// Static mesh peers, `ws://host:port/db` (the database in the URL picks which
+    /// of our databases replicates with it).
+    public var peers: [String] = []
 
     public init() {}
 

@@ -7,11 +7,16 @@ import RESTServer
 
 extension ShoalNode: SyncAcceptor {
     /// A passive replication session for each BLIP connection to one of our databases.
-    public func syncSession(database: String, isAdmin: Bool) -> (@Sendable (BLIPConnection) async throws -> Void)? {
+    public func syncSession(database: String, isAdmin: Bool, peerNodeID: String?) -> (@Sendable (BLIPConnection) async throws -> Void)? {
         guard let store = self.database(named: database) else { return nil }
+        let mesh = peerNodeID == nil ? nil : meshes[database]
         return { connection in
             let session = ReplicationSession(store: store, connection: connection, logger: Logger(label: "Sync"))
-            defer { session.close() }
+            let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
+            defer {
+                session.close()
+                if let token { mesh?.inboundEnded(token) }
+            }
             // Serve until the connection ends (the transport cancels this task then).
             while !Task.isCancelled && !connection.isClosed {
                 try? await Task.sleep(for: .seconds(3600))

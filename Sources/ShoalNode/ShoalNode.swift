@@ -2,6 +2,7 @@ import DocumentStore
 import Foundation
 import Hummingbird
 import Logging
+import Mesh
 import Replication
 import RESTServer
 import ServiceLifecycle
@@ -15,6 +16,10 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     let logger: Logger
     /// Named replications (admin API and config file).
     public let replications: ReplicationManager
+    /// This node's persistent ID (`<data>/node-id`).
+    public let nodeID: String
+    /// The mesh of each database that takes part in one, by database name.
+    public let meshes: [String: MeshManager]
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
@@ -39,6 +44,19 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         }
         self.stores = stores
         replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
+        let nodeID = try NodeIdentity.load(dataDirectory: configuration.dataDirectory)
+        self.nodeID = nodeID
+        let meshDialer = WebSocketDialer(extraHeaders: [WebSocketDialer.nodeIDHeader: nodeID], logger: Logger(label: "Mesh"))
+        var meshes: [String: MeshManager] = [:]
+        for database in configuration.databases where database.meshEnabled {
+            let peers = configuration.peers.filter { ReplicationConfiguration(id: "", remote: $0).remoteDatabase == database.name }
+            let mesh = MeshConfiguration(
+                nodeID: nodeID, group: database.group, maxPeers: database.maxPeers,
+                heartbeat: configuration.heartbeat, staticPeers: peers)
+            meshes[database.name] = MeshManager(
+                store: stores[database.name]!, configuration: mesh, dialer: meshDialer, logger: Logger(label: "Mesh"))
+        }
+        self.meshes = meshes
     }
 
     public func database(named name: String) -> DocumentStore? { stores[name] }
@@ -55,7 +73,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         func application(_ address: ListenAddress, admin: Bool) -> some Service {
             let handler = RESTHandler(
                 registry: self, configuration: restConfiguration, isAdmin: admin, logger: Logger(label: "HTTP"),
-                replications: self)
+                replications: self, mesh: self)
             return RESTListener.makeApplication(
                 handler: handler, host: address.host, port: address.port, sync: self, heartbeat: configuration.heartbeat,
                 onRunning: { port in ready.bound(admin: admin, port: port) }, logger: hummingbirdLogger)
@@ -79,6 +97,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         running.withLock { $0 = Running(group: group, task: task) }
         let ports = try await ready.wait()
         await startConfiguredReplications()
+        for mesh in meshes.values { await mesh.start() }
         return ports
     }
 
@@ -86,18 +105,23 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public func waitUntilStopped() async {
         guard let running = running.withLock({ $0 }) else { return }
         _ = try? await running.task.value
-        await replications.stopAll()
+        await stopReplication()
         closeStores()
     }
 
     /// Stops the listeners gracefully and closes the databases.
     public func stop() async {
-        await replications.stopAll()
+        await stopReplication()
         if let running = running.withLock({ $0 }) {
             await running.group.triggerGracefulShutdown()
             _ = try? await running.task.value
         }
         closeStores()
+    }
+
+    private func stopReplication() async {
+        for mesh in meshes.values { await mesh.stop() }
+        await replications.stopAll()
     }
 
     private func closeStores() {

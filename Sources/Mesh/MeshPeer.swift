@@ -1,0 +1,39 @@
+import DocumentModel
+import Foundation
+import Replication
+
+/// What the mesh knows about one peer, and how it is connected.
+public struct MeshPeer: Sendable, Equatable {
+    /// How the peer became known.
+    public enum Source: String, Sendable { case mdns, `static`, inbound }
+
+    /// The peer's node ID (nil for a static peer not identified yet).
+    public var nodeID: String?
+    /// Its replication endpoint.
+    public var url: String?
+    public var source: Source
+    /// True when this node dials the peer; false when it only accepts.
+    public var dialing: Bool
+    public var state: String
+    public var connectedSince: Date?
+    public var docsPushed = 0
+    public var docsPulled = 0
+    public var lastError: String?
+
+    public var json: JSON {
+        var object: [String: JSON] = [
+            "source": .string(source.rawValue),
+            "role": .string(dialing ? "dial" : "accept"),
+            "state": .string(state),
+            "docs_pushed": .int(Int64(docsPushed)),
+            "docs_pulled": .int(Int64(docsPulled)),
+        ]
+        if let nodeID { object["node_id"] = .string(nodeID) }
+        if let url { object["address"] = .string(url) }
+        if let connectedSince {
+            object["connected_since"] = .string(ISO8601DateFormatter().string(from: connectedSince))
+        }
+        if let lastError { object["last_error"] = .string(lastError) }
+        return .object(object)
+    }
+}
