@@ -34,6 +34,18 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Commit durability: full (fsync every commit) or normal.")
     var durability: String?
 
+    @Option(name: .long, help: "A static mesh peer, ws://host:port/db (repeatable).")
+    var peer: [String] = []
+
+    @Option(name: .long, help: "Mesh group of the databases (default: each database's name).")
+    var group: String?
+
+    @Option(name: .customLong("max-peers"), help: "Most mesh connections per database (default 8).")
+    var maxPeers: Int?
+
+    @Option(name: .long, help: "Replication heartbeat in seconds (default 2).")
+    var heartbeat: Double?
+
     func run() async throws {
         var configuration = NodeConfiguration()
         var warnings: [String] = []
@@ -65,7 +77,7 @@ struct Serve: AsyncParsableCommand {
         let names = configuration.databases.isEmpty
             ? "no databases" : configuration.databases.map(\.name).sorted().joined(separator: ", ")
         print("""
-            Shoal \(ShoalVersion.string) serving \(names) from \(configuration.dataDirectory)
+            Shoal \(ShoalVersion.string) node \(node.nodeID) serving \(names) from \(configuration.dataDirectory)
               public: http://\(configuration.publicAddress.host):\(ports.publicPort)/
               admin:  http://\(configuration.adminAddress.host):\(ports.adminPort)/
             """)
@@ -86,6 +98,18 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError("invalid database name \"\(db)\": use lowercase letters, digits and _$()+-, starting with a letter")
             }
             if !fileNamesDatabases { configuration.databases = [NodeConfiguration.Database(name: db)] }
+        }
+        if !peer.isEmpty { configuration.peers += peer }
+        for index in configuration.databases.indices {
+            if let group { configuration.databases[index].meshGroup = group }
+            if let maxPeers {
+                guard maxPeers >= 1 else { throw ValidationError("--max-peers must be at least 1") }
+                configuration.databases[index].maxPeers = maxPeers
+            }
+        }
+        if let heartbeat {
+            guard heartbeat > 0 else { throw ValidationError("--heartbeat must be positive") }
+            configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         }
         if let durability {
             guard let value = StoreDurability(rawValue: durability) else {
