@@ -138,3 +138,13 @@ public final class DocumentStore: Sendable {
         try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) ?? 0
     }
 }
+
+extension DocumentStore {
+    /// Bytes on disk of the SQLite file and its WAL (0 in memory).
+    public var fileSize: Int {
+        guard let path = configuration.databasePath else { return 0 }
+        return [path, path + "-wal"].reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+        }
+    }
+}

@@ -6,4 +6,6 @@ public protocol MeshController: Sendable {
     func meshStatus() -> JSON
     /// `GET /{db}/_peers`: each peer of the database's mesh; nil when it takes no part.
     func meshPeers(database: String) -> JSON?
+    /// Node metrics in Prometheus text format (peers, replication, conflicts, sizes).
+    func metricsText() -> String
 }

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 
 /// Answers every HTTP request of one listener (public or admin): routes it to the
 /// endpoint, turns failures into CouchDB-style JSON errors, and never lets an error
@@ -15,12 +16,15 @@ public struct RESTHandler: Sendable {
     let logger: Logger
     let replications: (any ReplicationController)?
     let mesh: (any MeshController)?
+    let metrics: RequestMetrics?
 
     public init(
         registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger,
-        replications: (any ReplicationController)? = nil, mesh: (any MeshController)? = nil
+        replications: (any ReplicationController)? = nil, mesh: (any MeshController)? = nil,
+        metrics: RequestMetrics? = nil
     ) {
         self.mesh = mesh
+        self.metrics = metrics
         self.registry = registry
         self.configuration = configuration
         self.isAdmin = isAdmin
@@ -49,6 +53,8 @@ public struct RESTHandler: Sendable {
         if request.method == .head { response = response.createHeadResponse() }
         response.headers[.server] = "Shoal/\(configuration.version)"
         let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics?.record(method: request.method.rawValue, status: response.status.code, seconds: seconds)
         logger.debug("\(request.method) \(request.uri)\(isAdmin ? " (ADMIN)" : "") → \(response.status.code) in \(elapsed)")
         return response
     }
@@ -59,6 +65,14 @@ public struct RESTHandler: Sendable {
         if first == "_all_dbs" {
             try allow(request, "GET,HEAD", request.isRead)
             return RESTResponse.json(.array(registry.databaseNames.sorted().map { .string($0) }))
+        }
+        if first == "_metrics" {
+            try allow(request, "GET,HEAD", request.isRead)
+            guard request.isAdmin else { throw HTTPFailure(.forbidden, "forbidden", "Metrics are on the admin port") }
+            let text = (mesh?.metricsText() ?? "") + (metrics?.prometheusText ?? "")
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
         if first == "_mesh" {
             try allow(request, "GET,HEAD", request.isRead)

@@ -34,3 +34,37 @@ extension ShoalNode: MeshController {
     /// Until DNS-SD discovery is wired in, peers come from configuration only.
     var discoveryState: String { "static" }
 }
+
+extension ShoalNode {
+    public func metricsText() -> String {
+        var lines: [String] = []
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, Int)]) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+            for (labels, value) in samples { lines.append("\(name)\(labels) \(value)") }
+        }
+        let names = databaseNames.sorted()
+        func label(_ db: String) -> String { "{db=\"\(db)\"}" }
+        let meshTotals = names.map { ($0, meshes[$0]?.totals ?? (connected: 0, pushed: 0, pulled: 0)) }
+        metric("shoal_mesh_peers_connected", "gauge", "Mesh peers with a live connection.",
+               meshTotals.map { (label($0.0), $0.1.connected) })
+        metric("shoal_replication_docs_out_total", "counter", "Revisions sent to mesh peers.",
+               meshTotals.map { (label($0.0), $0.1.pushed) })
+        metric("shoal_replication_docs_in_total", "counter", "Revisions received from mesh peers.",
+               meshTotals.map { (label($0.0), $0.1.pulled) })
+        var documents: [(String, Int)] = []
+        var sequences: [(String, Int)] = []
+        var sizes: [(String, Int)] = []
+        for name in names {
+            guard let store = database(named: name) else { continue }
+            let info = store.info()
+            documents.append((label(name), info.docCount))
+            sequences.append((label(name), Int(info.updateSequence)))
+            sizes.append((label(name), store.fileSize))
+        }
+        metric("shoal_documents", "gauge", "Live documents.", documents)
+        metric("shoal_update_sequence", "counter", "Latest local sequence.", sequences)
+        metric("shoal_database_size_bytes", "gauge", "Size of the database files (SQLite + WAL).", sizes)
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -20,6 +20,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public let nodeID: String
     /// The mesh of each database that takes part in one, by database name.
     public let meshes: [String: MeshManager]
+    /// HTTP request counters of both listeners.
+    let requestMetrics = RequestMetrics()
     private let running = Mutex<Running?>(nil)
 
     private struct Running: Sendable {
@@ -73,7 +75,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         func application(_ address: ListenAddress, admin: Bool) -> some Service {
             let handler = RESTHandler(
                 registry: self, configuration: restConfiguration, isAdmin: admin, logger: Logger(label: "HTTP"),
-                replications: self, mesh: self)
+                replications: self, mesh: self, metrics: requestMetrics)
             return RESTListener.makeApplication(
                 handler: handler, host: address.host, port: address.port, sync: self, heartbeat: configuration.heartbeat,
                 onRunning: { port in ready.bound(admin: admin, port: port) }, logger: hummingbirdLogger)

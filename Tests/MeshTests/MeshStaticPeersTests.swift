@@ -40,6 +40,11 @@ import TestSupport
         #expect(mesh["node_id"] == .string(aID))
         #expect(mesh["meshes"]?[0]?["group"] == "db")
         try await a.request("GET", "/_mesh").expectStatus(403)
+        let metrics = try await a.request("GET", "/_metrics", admin: true)
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
+        #expect(metrics.text.contains("shoal_mesh_peers_connected{db=\"db\"} 2"), "\(metrics.text)")
+        #expect(metrics.text.contains("shoal_documents{db=\"db\"} 30"))
+        #expect(metrics.text.contains("shoal_http_requests_total{method=\"PUT\",status=\"201\"} 10"))
         // The node ID persists in the data directory.
         let stored = try String(contentsOfFile: a.directory.path + "/node-id", encoding: .utf8)
         #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == aID)
