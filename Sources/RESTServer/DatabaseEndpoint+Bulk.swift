@@ -89,10 +89,11 @@ extension DatabaseEndpoint {
                 wanted = [rev]
             }
             // Without a rev, the current (winning) revision, as CouchDB answers.
-            guard var (metadata, lookups) = try await store.revisions(id, revs: wanted) else {
+            guard let (metadata, found) = try await store.revisions(id, revs: wanted) else {
                 results.append(["id": .string(id), "docs": [Self.bulkGetError(id: id, rev: wanted?.first?.description, .notFound())]])
                 continue
             }
+            var lookups = found
             if wanted == nil {
                 lookups = lookups.filter { if case .found(let revision) = $0 { revision.revID == metadata.winner } else { false } }
             }
