@@ -1,5 +1,5 @@
 import CDNSSD
-import Synchronization
+import Foundation
 
 /// Owns one `DNSServiceRef` (a registration, a browse, a resolve or an address query) and is
 /// the `void *context` of its C callback.
@@ -17,6 +17,8 @@ final class DNSServiceHandle: @unchecked Sendable {
         case browse
         case resolve(instance: String)
         case addressQuery(host: String)
+        /// A short-lived query that makes the daemon ask the network again (see `refresh`).
+        case requery
 
         var description: String {
             switch self {
@@ -24,6 +26,7 @@ final class DNSServiceHandle: @unchecked Sendable {
             case .browse: "browse"
             case .resolve(let instance): "resolve \(instance)"
             case .addressQuery(let host): "address query \(host)"
+            case .requery: "re-query"
             }
         }
     }
@@ -31,9 +34,12 @@ final class DNSServiceHandle: @unchecked Sendable {
     let kind: Kind
     /// The engine that receives the callbacks; it owns this handle.
     unowned let engine: DiscoveryEngine
-    private let ref = Mutex<OpaquePointer?>(nil)
-    /// `DNSServiceRefSockFD` of the ref, or -1 before ``attach(_:)`` / after ``deallocate()``.
-    private let socket = Mutex<Int32>(-1)
+    private let lock = NSLock()
+    /// The ref; guarded by `lock`.
+    private var ref: OpaquePointer?
+    /// `DNSServiceRefSockFD` of the ref, or -1 before ``attach(_:)`` / after ``deallocate()``;
+    /// guarded by `lock`.
+    private var socket: Int32 = -1
 
     init(kind: Kind, engine: DiscoveryEngine) {
         self.kind = kind
@@ -58,21 +64,23 @@ final class DNSServiceHandle: @unchecked Sendable {
     /// Takes ownership of the ref that the `DNSService*` call returned.
     func attach(_ newRef: OpaquePointer) {
         let fd = DNSServiceRefSockFD(newRef)
-        ref.withLock { $0 = newRef }
-        socket.withLock { $0 = fd }
+        lock.withLock {
+            ref = newRef
+            socket = fd
+        }
     }
 
     /// The descriptor to poll for readability, -1 when there is none.
-    var fileDescriptor: Int32 { socket.withLock { $0 } }
+    var fileDescriptor: Int32 { lock.withLock { socket } }
 
     /// Whether the handle still owns a ref.
-    var isAlive: Bool { ref.withLock { $0 != nil } }
+    var isAlive: Bool { lock.withLock { ref != nil } }
 
     /// Runs `DNSServiceProcessResult` (the callbacks run inside it). Call only when the
     /// descriptor is readable, or it blocks. Returns the dns_sd status; `BadReference` when
     /// the handle was already deallocated.
     func processResult() -> Int32 {
-        ref.withLock { ref -> Int32 in
+        lock.withLock { () -> Int32 in
             guard let ref else { return -65541 }
             return DNSServiceProcessResult(ref)
         }
@@ -80,7 +88,7 @@ final class DNSServiceHandle: @unchecked Sendable {
 
     /// Updates the TXT record of a registration (`DNSServiceUpdateRecord` with no record ref).
     func updateTXT(_ bytes: [UInt8]) -> Int32 {
-        ref.withLock { ref -> Int32 in
+        lock.withLock { () -> Int32 in
             guard let ref else { return -65541 }
             return bytes.withUnsafeBytes { raw in
                 DNSServiceUpdateRecord(ref, nil, 0, UInt16(raw.count), raw.baseAddress, 0)
@@ -91,11 +99,13 @@ final class DNSServiceHandle: @unchecked Sendable {
     /// Deallocates the ref (idempotent). For a registration this withdraws the service:
     /// avahi-daemon sends the goodbye packets.
     func deallocate() {
-        let old = ref.withLock { ref -> OpaquePointer? in
-            defer { ref = nil }
+        let old = lock.withLock { () -> OpaquePointer? in
+            defer {
+                ref = nil
+                socket = -1
+            }
             return ref
         }
-        socket.withLock { $0 = -1 }
         if let old { DNSServiceRefDeallocate(old) }
     }
 }

@@ -64,7 +64,9 @@ extension PeerTable {
         let advertisement = service.advertisement
         let nodeID = advertisement.nodeID ?? name
         guard nodeID != ownNodeID, advertisement.isMember(ofGroup: group) else { return nil }
-        guard let address = addresses[Self.hostKey(service.hostTarget)]?.first else { return nil }
+        // While a moved peer's new host is being queried, its last reported address stands.
+        let pending = reported.values.first { $0.instance == name }?.peer.host
+        guard let address = addresses[Self.hostKey(service.hostTarget)]?.first ?? pending else { return nil }
         return DiscoveredPeer(
             nodeID: nodeID,
             host: address,

@@ -52,20 +52,20 @@ struct PeerTable: Sendable {
 
     let ownNodeID: String
     let group: String
-    private(set) var ownInstanceNames: Set<String>
-    private(set) var instances: [String: Instance] = [:]
+    var ownInstanceNames: Set<String>
+    var instances: [String: Instance] = [:]
     /// Host key (lowercased, no trailing dot) → IPv4 addresses in the order seen.
-    private(set) var addresses: [String: [String]] = [:]
+    var addresses: [String: [String]] = [:]
     /// Instances with a running resolver.
-    private(set) var resolving: Set<String> = []
+    var resolving: Set<String> = []
     /// Instances whose resolver failed; not resolved again before ``retryResolve(_:)``.
-    private(set) var resolveBackoff: Set<String> = []
+    var resolveBackoff: Set<String> = []
     /// Host key → host target, for the running address queries.
-    private(set) var queriedHosts: [String: String] = [:]
+    var queriedHosts: [String: String] = [:]
     /// Host keys whose query failed; not queried again before ``retryAddressQuery(_:)``.
-    private(set) var queryBackoff: Set<String> = []
+    var queryBackoff: Set<String> = []
     /// Node ID → what was last reported for it.
-    private(set) var reported: [String: Reported] = [:]
+    var reported: [String: Reported] = [:]
 
     init(ownNodeID: String, group: String) {
         self.ownNodeID = ownNodeID

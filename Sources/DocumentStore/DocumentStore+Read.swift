@@ -80,3 +80,31 @@ public struct RevsDiffEntry: Sendable, Equatable {
     public let missing: [RevID]
     public let possibleAncestors: [RevID]
 }
+
+/// A revision to send to a peer, with its ancestry (newest first, without itself).
+public struct OutgoingRevision: Sendable {
+    public let revision: Revision
+    public let history: [RevID]
+}
+
+extension DocumentStore {
+    /// Many revisions with their histories in one read (replication sends them):
+    /// nil for each one that is unknown or has no body.
+    public func revisionsToSend(_ items: [(docID: String, revID: RevID)]) async throws(StoreError) -> [OutgoingRevision?] {
+        try await read { db in
+            var rows: [String: DocumentRow?] = [:]
+            return try items.map { docID, rev in
+                let row: DocumentRow?
+                if let cached = rows[docID] {
+                    row = cached
+                } else {
+                    row = try DocumentRow.load(db, key: docID)
+                    rows[docID] = row
+                }
+                guard let row, let node = row.tree.node(for: rev), let body = try row.body(db, of: rev) else { return nil }
+                let revision = Revision(docID: docID, revID: rev, deleted: node.deleted, body: body, sequence: node.sequence)
+                return OutgoingRevision(revision: revision, history: Array(row.tree.history(of: rev).dropFirst()))
+            }
+        }
+    }
+}

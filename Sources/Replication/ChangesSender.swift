@@ -18,8 +18,9 @@ final class ChangesSender: Sendable {
         var batchSize = 200
         var docIDs: Set<String>?
         var activeOnly = false
-        /// Rev messages awaiting their reply at once.
-        var revsInFlight = 64
+        /// Rev messages awaiting their reply at once (the peer commits them in groups,
+        /// so this window bounds its transaction size).
+        var revsInFlight = 512
     }
 
     private let store: DocumentStore
@@ -78,17 +79,24 @@ final class ChangesSender: Sendable {
                 let batch = makeBatch(listings, after: since)
                 since = listings.last!.sequence
                 let answers = try await offer(batch)
+                var wanted: [(entry: ReplicationMessages.ChangeEntry, index: Int, known: Set<RevID>)] = []
                 for (position, entry) in batch.entries.enumerated() {
                     let index = batch.indices[position]
-                    guard position < answers.wanted.count, let known = answers.wanted[position] else {
+                    if position < answers.wanted.count, let known = answers.wanted[position] {
+                        wanted.append((entry, index, known))
+                    } else {
                         complete(index)
-                        continue
                     }
+                }
+                // All wanted revisions of the batch in one read.
+                let outgoing = (try? await store.revisionsToSend(wanted.map { ($0.entry.docID, $0.entry.revID) }))
+                    ?? Array(repeating: nil, count: wanted.count)
+                for (item, revision) in zip(wanted, outgoing) {
                     await revsLimiter.acquire()
                     group.addTask {
                         defer { revsLimiter.release() }
-                        await self.sendRev(entry, knownAncestors: known, maxHistory: answers.maxHistory)
-                        self.complete(index)
+                        await self.sendRev(item.entry, revision, knownAncestors: item.known, maxHistory: answers.maxHistory)
+                        self.complete(item.index)
                     }
                 }
             }
@@ -139,15 +147,16 @@ final class ChangesSender: Sendable {
     }
 
     /// Sends one revision (or `norev` when it cannot), waiting for the peer's reply.
-    private func sendRev(_ entry: ReplicationMessages.ChangeEntry, knownAncestors: Set<RevID>, maxHistory: Int) async {
-        guard let (metadata, lookups) = try? await store.revisions(entry.docID, revs: [entry.revID]),
-              case .found(let revision)? = lookups.first, let body = revision.body
-        else {
+    private func sendRev(
+        _ entry: ReplicationMessages.ChangeEntry, _ outgoing: OutgoingRevision?, knownAncestors: Set<RevID>, maxHistory: Int
+    ) async {
+        guard let outgoing, let body = outgoing.revision.body else {
             await sendNoRev(entry, code: 404, reason: "revision not found")
             return
         }
+        let revision = outgoing.revision
         var history: [String] = []
-        for rev in metadata.tree.history(of: entry.revID).dropFirst().prefix(max(0, maxHistory - 1)) {
+        for rev in outgoing.history.prefix(max(0, maxHistory - 1)) {
             history.append(rev.description)
             if knownAncestors.contains(rev) { break }
         }

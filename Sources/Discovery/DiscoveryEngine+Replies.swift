@@ -1,0 +1,163 @@
+import Logging
+
+extension DiscoveryEngine {
+    // MARK: Callback entry points (inside DNSServiceProcessResult: record, do not act)
+
+    func registrationReply(handle: DNSServiceHandle, error: Int32, name: String?) {
+        guard error == DNSServiceStatus.noError else {
+            handleFailed(handle, error: error)
+            return
+        }
+        guard let name else { return }
+        let wanted = ServiceNaming.instanceName(forNodeID: configuration.nodeID)
+        if name != wanted {
+            logger.warning("registered as \(String(reflecting: name)) instead of \(String(reflecting: wanted)) (name conflict)")
+        } else {
+            logger.debug("registered", metadata: ["name": "\(name)"])
+        }
+        pendingEffects += table.registered(as: name)
+    }
+
+    func browseReply(added: Bool, instance: String, interface: UInt32, domain: String) {
+        logger.trace("browse \(added ? "add" : "remove") \(instance) on interface \(interface)")
+        pendingEffects += added
+            ? table.browseAdded(instance: instance, interface: interface, domain: domain)
+            : table.browseRemoved(instance: instance, interface: interface)
+    }
+
+    func resolveReply(instance: String, hostTarget: String, port: Int, txt: TXTRecord) {
+        logger.trace("resolved \(instance): \(hostTarget):\(port)")
+        pendingEffects += table.resolved(instance: instance, hostTarget: hostTarget, port: port, txt: txt)
+    }
+
+    func addressReply(added: Bool, host: String, address: String) {
+        logger.trace("address \(added ? "add" : "remove") \(host) \(address)")
+        pendingEffects += added
+            ? table.addressAdded(host: host, address: address)
+            : table.addressRemoved(host: host, address: address)
+    }
+
+    /// A handle reported an error (in a callback, from `DNSServiceProcessResult`, or through
+    /// a hung-up descriptor). Dealt with in ``settle()``.
+    func handleFailed(_ handle: DNSServiceHandle, error: Int32) {
+        failedHandles.append((handle, error))
+    }
+
+    // MARK: After dispatch
+
+    /// Deals with failed handles, a lost connection and pending effects until nothing is left.
+    func settle() {
+        while true {
+            if let reason = connectionLost {
+                connectionLost = nil
+                connectionWasLost(reason: reason)
+            } else if !failedHandles.isEmpty {
+                let failures = failedHandles
+                failedHandles = []
+                for (handle, error) in failures { handleDidFail(handle, error: error) }
+            } else if !pendingEffects.isEmpty {
+                let effects = pendingEffects
+                pendingEffects = []
+                for effect in effects { apply(effect) }
+            } else {
+                return
+            }
+        }
+    }
+
+    private func handleDidFail(_ handle: DNSServiceHandle, error: Int32) {
+        guard handle.isAlive else { return }  // already torn down with the rest
+        let now = clock.now
+        switch handle.kind {
+        case .registration, .browse:
+            connectionLost = DNSServiceStatus.describe(error, call: "\(handle.kind)")
+        case .resolve(let instance):
+            logger.debug("\(DNSServiceStatus.describe(error, call: "resolve")) for \(instance); retrying")
+            handle.deallocate()
+            if resolvers[instance] === handle { resolvers[instance] = nil }
+            resolveRetries[instance] = now + configuration.retryInterval
+            pendingEffects += table.resolveFailed(instance: instance)
+        case .addressQuery(let host):
+            logger.debug("\(DNSServiceStatus.describe(error, call: "address query")) for \(host); retrying")
+            handle.deallocate()
+            let key = PeerTable.hostKey(host)
+            if addressQueries[key] === handle { addressQueries[key] = nil }
+            queryRetries[host] = now + configuration.retryInterval
+            pendingEffects += table.addressQueryFailed(host: host)
+        case .requery:
+            logger.debug("\(DNSServiceStatus.describe(error, call: "re-query"))")
+            endRequery()
+        }
+    }
+
+    /// The registration or the browse died: the daemon (or the bus) went away, or refused us.
+    /// Everything is dropped; a new connection is tried at once unless the last attempt was
+    /// less than `retryInterval` ago.
+    private func connectionWasLost(reason: String) {
+        logger.info("lost the avahi-daemon connection: \(reason)")
+        tearDownAll()
+        let now = clock.now
+        if let last = lastConnectAttempt, last.duration(to: now) < configuration.retryInterval {
+            reportAvailability(false, reason: reason)
+            reconnectAt = last + configuration.retryInterval
+        } else {
+            connect(now: now)
+        }
+    }
+
+    private func apply(_ effect: PeerTable.Effect) {
+        switch effect {
+        case .emit(let event):
+            log(event)
+            sink.emit(event)
+        case .startResolve(let instance, let domain):
+            startResolve(instance: instance, domain: domain)
+        case .stopResolve(let instance):
+            resolvers.removeValue(forKey: instance)?.deallocate()
+            resolveRetries[instance] = nil
+        case .startAddressQuery(let host):
+            startAddressQuery(host: host)
+        case .stopAddressQuery(let host):
+            addressQueries.removeValue(forKey: PeerTable.hostKey(host))?.deallocate()
+            queryRetries[host] = nil
+        }
+    }
+
+    private func log(_ event: DiscoveryEvent) {
+        switch event {
+        case .added(let peer):
+            logger.info("peer added", metadata: ["peer": "\(peer.nodeID)", "address": "\(peer.host):\(peer.port)"])
+        case .updated(let peer):
+            logger.debug("peer updated", metadata: ["peer": "\(peer.nodeID)", "address": "\(peer.host):\(peer.port)"])
+        case .removed(let nodeID):
+            logger.info("peer removed", metadata: ["peer": "\(nodeID)"])
+        case .daemonAvailable, .daemonUnavailable:
+            break
+        }
+    }
+
+    // MARK: Timers
+
+    /// Reconnects, sweeps stale peers and retries failed resolvers/queries that are due.
+    func runTimers(now: Instant) {
+        if !connected, let at = reconnectAt, at <= now {
+            connect(now: now)
+        }
+        if let at = requeryEndsAt, at <= now {
+            endRequery()
+        }
+        if let at = sweepAt, at <= now {
+            sweepAt = nil
+            pendingEffects += table.sweepStale()
+        }
+        for (instance, at) in resolveRetries where at <= now {
+            resolveRetries[instance] = nil
+            pendingEffects += table.retryResolve(instance)
+        }
+        for (host, at) in queryRetries where at <= now {
+            queryRetries[host] = nil
+            pendingEffects += table.retryAddressQuery(host)
+        }
+        settle()
+    }
+}
