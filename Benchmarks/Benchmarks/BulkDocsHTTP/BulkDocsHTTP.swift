@@ -1,0 +1,140 @@
+// End-to-end write throughput over HTTP: a real ShoalNode in this process
+// (Hummingbird listeners on 127.0.0.1, ephemeral ports, a database in a fresh
+// temporary directory), and one keep-alive HTTP/1.1 connection that POSTs
+// `/{db}/_bulk_docs` with 1000 new 1 KB documents per request.
+//
+// What one iteration measures: request transfer + JSON parse of the request +
+// DocumentStore.save(batch:) (one transaction) + encoding and transfer of the
+// response. The request body is built before the measurement starts.
+
+import Benchmark
+import BenchmarkSupport
+import DocumentModel
+import DocumentStore
+import Foundation
+import NIOCore
+import ShoalNode
+
+/// Documents per `_bulk_docs` request.
+let docsPerRequest = 1_000
+/// Requests per iteration (over the same connection).
+let requestsPerIteration = 5
+
+let docsPerSecond = BenchmarkMetric.custom("docs/s", polarity: .prefersLarger, useScalingFactor: false)
+
+final class NodeFixture: Sendable {
+    let directory: TemporaryDirectory
+    let node: ShoalNode
+    let client: KeepAliveHTTPClient
+    let path = "/db/_bulk_docs"
+
+    private init(directory: TemporaryDirectory, node: ShoalNode, client: KeepAliveHTTPClient) {
+        self.directory = directory
+        self.node = node
+        self.client = client
+    }
+
+    static func start(durability: StoreConfiguration.Durability) async throws -> NodeFixture {
+        let directory = try TemporaryDirectory("node-\(durability.rawValue)")
+        var configuration = NodeConfiguration()
+        configuration.publicAddress = ListenAddress(host: "127.0.0.1", port: 0)
+        configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: 0)
+        configuration.dataDirectory = directory.path
+        configuration.databases = [.init(name: "db", durability: durability)]
+        let node = try ShoalNode(configuration: configuration)
+        let ports = try await node.start()
+        let client = try await KeepAliveHTTPClient.connect(host: "127.0.0.1", port: ports.adminPort)
+        return NodeFixture(directory: directory, node: node, client: client)
+    }
+
+    func stop() async {
+        await client.close()
+        await node.stop()
+        directory.remove()
+    }
+
+    /// `{"docs":[{"_id":"…", <sample body properties>}, …]}`.
+    static func requestBody(ids: [String]) -> ByteBuffer {
+        let properties = SampleBody.canonicalBytes.dropFirst()   // without the opening "{"
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(ids.count * (properties.count + 48) + 16)
+        buffer.writeString(#"{"docs":["#)
+        for (index, id) in ids.enumerated() {
+            if index > 0 { buffer.writeString(",") }
+            buffer.writeString(#"{"_id":""#)
+            buffer.writeString(id)
+            buffer.writeString(#"","#)
+            buffer.writeBytes(properties)
+        }
+        buffer.writeString("]}")
+        return buffer
+    }
+
+    /// Checks that every document of a `_bulk_docs` response was written.
+    static func check(_ response: KeepAliveHTTPClient.Response, count: Int) throws {
+        guard response.status == .created else {
+            throw BenchmarkFailure("_bulk_docs answered \(response.status): \(response.bodyString.prefix(300))")
+        }
+        guard let results = try JSON.parse(Array(response.body.readableBytesView)).arrayValue,
+              results.count == count else {
+            throw BenchmarkFailure("_bulk_docs response does not list \(count) results")
+        }
+        if let failed = results.first(where: { $0["error"] != nil }) {
+            throw BenchmarkFailure("_bulk_docs rejected a document: \(failed)")
+        }
+    }
+}
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Flags a change of the median (p50) of more than 25% when comparing baselines
+/// (`swift package benchmark baseline check`); shared 2-core machines are noisy.
+var medianWithin25Percent: BenchmarkThresholds { BenchmarkThresholds(relative: [.p50: 25.0]) }
+
+let benchmarks: @Sendable () -> Void = {
+    QuietLogging.bootstrap()
+
+    for durability in [StoreConfiguration.Durability.full, .normal] {
+        let state = BenchmarkState<NodeFixture>(seed: durability == .full ? 0xB01C_F011 : 0xB01C_0E11)
+        Benchmark(
+            "bulk-docs-http",
+            configuration: .init(
+                metrics: [.throughput, .wallClock, .cpuTotal, docsPerSecond],
+                tags: ["durability": durability.rawValue, "docs": String(docsPerRequest * requestsPerIteration)],
+                timeUnits: .milliseconds,
+                units: [docsPerSecond: .count],
+                warmupIterations: 1,
+                scalingFactor: .one,
+                maxDuration: .seconds(10),
+                maxIterations: 20,
+                thresholds: [.wallClock: medianWithin25Percent, .throughput: medianWithin25Percent, docsPerSecond: medianWithin25Percent]
+            )
+        ) { benchmark in
+            let fixture = state.current
+            let bodies = (0..<requestsPerIteration).map { _ in
+                NodeFixture.requestBody(ids: state.ids.next(docsPerRequest))
+            }
+            var responses: [KeepAliveHTTPClient.Response] = []
+            responses.reserveCapacity(requestsPerIteration)
+            benchmark.startMeasurement()
+            let start = ContinuousClock.now
+            for body in bodies {
+                responses.append(try await fixture.client.post(fixture.path, json: body))
+            }
+            let elapsed = ContinuousClock.now - start
+            benchmark.stopMeasurement()
+            for response in responses {
+                try NodeFixture.check(response, count: docsPerRequest)
+            }
+            benchmark.measurement(docsPerSecond, ratePerSecond(docsPerRequest * requestsPerIteration, elapsed))
+        } setup: {
+            state.fixture = try await NodeFixture.start(durability: durability)
+        } teardown: {
+            await state.fixture?.stop()
+            state.fixture = nil
+        }
+    }
+}
