@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "BLIP", targets: ["BLIP"]),
         .library(name: "Replication", targets: ["Replication"]),
         .library(name: "Mesh", targets: ["Mesh"]),
+        .library(name: "Discovery", targets: ["Discovery"]),
         .library(name: "RESTServer", targets: ["RESTServer"]),
         .library(name: "ShoalNode", targets: ["ShoalNode"]),
     ],
@@ -66,11 +67,26 @@ let package = Package(
             ],
             exclude: ["Replication.md"]
         ),
+        // Avahi's Bonjour-compatible DNS-SD library (dns_sd.h).
+        .systemLibrary(name: "CDNSSD"),
+        // DNS-SD register/browse/resolve through the host's avahi-daemon, static peers. Knows nothing of documents.
+        .target(
+            name: "Discovery",
+            dependencies: ["CDNSSD", .product(name: "Logging", package: "swift-log")],
+            exclude: ["Discovery.md"]
+        ),
+        // A tiny program that runs discovery in a simulated host (multi-host discovery test).
+        .executableTarget(
+            name: "DiscoveryProbe",
+            dependencies: ["Discovery", .product(name: "Logging", package: "swift-log")],
+            path: "scripts/discovery-probe"
+        ),
         // The mesh: which peers to connect (dial rule, bounded degree), one replication per peer.
         .target(
             name: "Mesh",
             dependencies: [
                 "BLIP",
+                "Discovery",
                 "DocumentModel",
                 "DocumentStore",
                 "Replication",
@@ -133,6 +149,7 @@ let package = Package(
         ),
         .testTarget(name: "ReplicationTests", dependencies: ["Replication", "BLIP", "TestSupport"]),
         .testTarget(name: "MeshTests", dependencies: ["Mesh", "ShoalNode", "TestSupport"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "DiscoveryProbe"]),
         .testTarget(
             name: "RESTServerTests",
             dependencies: ["RESTServer", "TestSupport"]

@@ -25,8 +25,9 @@ extension DiscoveryEngine {
         do {
             txt = try advertisement.txtRecord().encoded()
         } catch {
-            logger.error("cannot encode TXT record: \(error); advertising the node ID only")
-            txt = (try? TXTRecord(["id": String(configuration.nodeID.utf8.prefix(200)) ?? "shoal"]).encoded()) ?? [0]
+            // Cannot happen with the fixed keys and truncated values; never fail over it.
+            logger.error("cannot encode TXT record: \(error); registering without TXT")
+            txt = [0]
         }
         let handle = DNSServiceHandle(kind: .registration, engine: self)
         let name = ServiceNaming.instanceName(forNodeID: configuration.nodeID)

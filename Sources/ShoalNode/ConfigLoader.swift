@@ -23,7 +23,7 @@ public enum ConfigLoader {
     }
 
     static let topLevelKeys: Set<String> = [
-        "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers",
+        "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers", "discovery",
     ]
     static let databaseKeys: Set<String> = [
         "server", "revs_limit", "max_document_size", "durability", "replications", "mesh",
@@ -79,6 +79,10 @@ public enum ConfigLoader {
                 throw ConfigError(message: "peer \"\(url)\" is not a ws://, wss://, http:// or https:// URL naming a database")
             }
             config.peers = urls
+        }
+        if let value = root["discovery"] {
+            guard let enabled = value.boolValue else { throw ConfigError(message: "\"discovery\" must be true or false") }
+            config.discovery = enabled
         }
         if let value = root["log"] {
             guard let keys = value.arrayValue?.compactMap(\.stringValue) else {

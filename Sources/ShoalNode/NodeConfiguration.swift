@@ -52,6 +52,8 @@ public struct NodeConfiguration: Sendable, Equatable {
     /// Static mesh peers, `ws://host:port/db` (the database in the URL picks which
     /// of our databases replicates with it).
     public var peers: [String] = []
+    /// Find peers over DNS-SD through the host's avahi-daemon.
+    public var discovery = true
 
     public init() {}
 

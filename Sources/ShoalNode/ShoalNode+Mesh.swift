@@ -31,8 +31,6 @@ extension ShoalNode: MeshController {
         ]
     }
 
-    /// Until DNS-SD discovery is wired in, peers come from configuration only.
-    var discoveryState: String { "static" }
 }
 
 extension ShoalNode {

@@ -1,6 +1,7 @@
 import DocumentStore
 import Foundation
 import Hummingbird
+import Discovery
 import Logging
 import Mesh
 import Replication
@@ -23,6 +24,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     /// HTTP request counters of both listeners.
     let requestMetrics = RequestMetrics()
     private let running = Mutex<Running?>(nil)
+    /// DNS-SD per mesh group, and the tasks feeding it into the meshes.
+    private let discoveries = Mutex<[(ServiceDiscovery, Task<Void, Never>)]>([])
 
     private struct Running: Sendable {
         let group: ServiceGroup
@@ -100,6 +103,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         let ports = try await ready.wait()
         await startConfiguredReplications()
         for mesh in meshes.values { await mesh.start() }
+        if configuration.discovery { startDiscovery(publicPort: ports.publicPort) }
         return ports
     }
 
@@ -121,7 +125,41 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         closeStores()
     }
 
+    /// Registers and browses one DNS-SD service per mesh group.
+    private func startDiscovery(publicPort: Int) {
+        var byGroup: [String: [String]] = [:]
+        for (name, mesh) in meshes { byGroup[mesh.configuration.group, default: []].append(name) }
+        for (group, names) in byGroup.sorted(by: { $0.key < $1.key }) {
+            let discovery = ServiceDiscovery(
+                configuration: DiscoveryConfiguration(nodeID: nodeID, group: group, port: publicPort, databases: names.sorted()),
+                logger: Logger(label: "Discovery"))
+            for name in names {
+                guard let mesh = meshes[name] else { continue }
+                let task = mesh.follow(discovery, database: name)
+                discoveries.withLock { $0.append((discovery, task)) }
+            }
+            discovery.start()
+        }
+    }
+
+    /// Whether DNS-SD is in use and reachable.
+    var discoveryState: String {
+        let all = discoveries.withLock { $0.map(\.0) }
+        guard configuration.discovery else { return "disabled" }
+        guard let first = all.first else { return "starting" }
+        return first.isDaemonAvailable ? "mdns" : "unavailable (static peers only)"
+    }
+
     private func stopReplication() async {
+        let started = discoveries.withLock { all in
+            defer { all.removeAll() }
+            return all
+        }
+        var stopped = Set<ObjectIdentifier>()
+        for (discovery, task) in started {
+            task.cancel()
+            if stopped.insert(ObjectIdentifier(discovery)).inserted { await discovery.stop() }
+        }
         for mesh in meshes.values { await mesh.stop() }
         await replications.stopAll()
     }

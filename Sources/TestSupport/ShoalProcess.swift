@@ -34,7 +34,7 @@ public final class ShoalProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executablePath)
         process.arguments = ["serve", "--data", dataDirectory, "--interface", "127.0.0.1", "--port", "0",
-                             "--admin-port", "0"] + arguments
+                             "--admin-port", "0", "--no-discovery"] + arguments
         output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -20,6 +20,8 @@ public final class TestNode: Sendable {
         configuration.publicAddress = ListenAddress(host: "127.0.0.1", port: 0)
         configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: 0)
         configuration.dataDirectory = directory.path
+        // In-process nodes never use DNS-SD (multi-host tests run in namespaces).
+        configuration.discovery = false
         configuration.databases = databases.map { name in
             var database = NodeConfiguration.Database(name: name, inMemory: !persistent, durability: .normal)
             if let maxDocumentSize { database.maxDocumentSize = maxDocumentSize }

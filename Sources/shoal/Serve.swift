@@ -46,6 +46,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Replication heartbeat in seconds (default 2).")
     var heartbeat: Double?
 
+    @Flag(name: .customLong("no-discovery"), help: "Do not use mDNS/DNS-SD (static peers only).")
+    var noDiscovery = false
+
     func run() async throws {
         var configuration = NodeConfiguration()
         var warnings: [String] = []
@@ -100,6 +103,7 @@ struct Serve: AsyncParsableCommand {
             if !fileNamesDatabases { configuration.databases = [NodeConfiguration.Database(name: db)] }
         }
         if !peer.isEmpty { configuration.peers += peer }
+        if noDiscovery { configuration.discovery = false }
         for index in configuration.databases.indices {
             if let group { configuration.databases[index].meshGroup = group }
             if let maxPeers {
