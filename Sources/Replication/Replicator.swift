@@ -149,11 +149,27 @@ public final class Replicator: Sendable {
                 }
             }
         }
+        do {
+            try await runDirections(session: session, connection: connection, checkpoint: checkpoint.value, state: state, save: save)
+        } catch {
+            // Stopped or disconnected: keep what was delivered so far.
+            await save()
+            throw error
+        }
+        await save()
+        if connection.isClosed && configuration.continuous { throw BLIPError.connectionClosed }
+    }
+
+    /// Push and/or pull (and, when continuous, the idle/running monitor) until done.
+    private func runDirections(
+        session: ReplicationSession, connection: BLIPConnection, checkpoint: ReplicationSession.Checkpoint,
+        state: CheckpointState, save: @escaping @Sendable () async -> Void
+    ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             if configuration.direction.pushes {
                 group.addTask {
                     try await session.push(
-                        since: checkpoint.value.local, continuous: self.configuration.continuous,
+                        since: checkpoint.local, continuous: self.configuration.continuous,
                         docIDs: self.configuration.docIDs, batchSize: self.configuration.batchSize
                     ) { delivered in
                         state.update { $0.local = delivered }
@@ -177,7 +193,7 @@ public final class Replicator: Sendable {
             if configuration.direction.pulls {
                 group.addTask {
                     try await session.pull(
-                        since: checkpoint.value.remote, continuous: self.configuration.continuous,
+                        since: checkpoint.remote, continuous: self.configuration.continuous,
                         channels: self.configuration.channels, docIDs: self.configuration.docIDs,
                         batchSize: self.configuration.batchSize
                     ) { through in
@@ -188,8 +204,6 @@ public final class Replicator: Sendable {
             }
             try await group.waitForAll()
         }
-        await save()
-        if connection.isClosed && configuration.continuous { throw BLIPError.connectionClosed }
     }
 
     /// The checkpoint to resume from: the local copy if the peer's agrees, else the
