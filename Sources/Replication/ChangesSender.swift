@@ -76,7 +76,7 @@ final class ChangesSender: Sendable {
                     _ = await store.waitForChange(after: since, timeout: .seconds(30))
                     continue
                 }
-                let batch = makeBatch(listings, after: since)
+                let batch = makeBatch(listings)
                 since = listings.last!.sequence
                 let answers = try await offer(batch)
                 var wanted: [(entry: ReplicationMessages.ChangeEntry, index: Int, known: Set<RevID>)] = []
@@ -111,13 +111,16 @@ final class ChangesSender: Sendable {
         var indices: [Int]
     }
 
-    /// Entries for every leaf that changed after `since` (one tracker part per leaf).
-    private func makeBatch(_ listings: [DocumentListing], after since: UInt64) -> Batch {
+    /// Entries for every leaf of each changed document (one tracker part per leaf).
+    ///
+    /// All leaves, not only those newer than some sequence: the feed lists a
+    /// document once, at its latest change, so a branch stored earlier may never
+    /// have been offered. The peer answers "have it" for the ones it knows.
+    private func makeBatch(_ listings: [DocumentListing]) -> Batch {
         var batch = Batch(entries: [], indices: [])
         tracker.withLock { tracker in
             for listing in listings {
-                let leaves = listing.tree.leaves.filter { (listing.tree.node(for: $0)?.sequence ?? 0) > since }
-                let offered = leaves.isEmpty ? [listing.winner] : leaves
+                let offered = listing.tree.leaves
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
                     let deleted = listing.tree.node(for: rev)?.deleted ?? false

@@ -87,6 +87,7 @@ public final class Replicator: Sendable {
                 try await dialer.dial(url: configuration.remote, username: configuration.username,
                                       password: configuration.password, heartbeat: configuration.heartbeat) { connection in
                     connected.value = true
+                    self.progress.update { $0.lastError = nil }
                     try await self.replicate(over: connection)
                 }
                 if !configuration.continuous {

@@ -1,5 +1,6 @@
 import BLIP
 import DocumentModel
+import Foundation
 import DocumentStore
 import Logging
 import Replication
@@ -27,6 +28,13 @@ extension ShoalNode: SyncAcceptor {
 
 extension ShoalNode: ReplicationController {
     public func putReplication(database: String, id: String, definition: [String: JSON]) async throws {
+        try await startReplication(database: database, id: id, definition: definition)
+        storedReplications.withLock { $0[database, default: [:]][id] = .object(definition) }
+        saveStoredReplications()
+    }
+
+    /// Starts a replication without recording it (config-file replications).
+    func startReplication(database: String, id: String, definition: [String: JSON]) async throws {
         guard let store = self.database(named: database) else {
             throw ReplicationControlError(reason: "no such database '\(database)'")
         }
@@ -50,7 +58,38 @@ extension ShoalNode: ReplicationController {
     }
 
     public func removeReplication(database: String, id: String) async -> Bool {
-        await replications.remove(database: database, id: id)
+        storedReplications.withLock { _ = $0[database]?.removeValue(forKey: id) }
+        saveStoredReplications()
+        return await replications.remove(database: database, id: id)
+    }
+
+    /// Where replications created through the admin API are kept across restarts.
+    var storedReplicationsPath: String {
+        (configuration.dataDirectory as NSString).appendingPathComponent("replications.json")
+    }
+
+    private func saveStoredReplications() {
+        let snapshot = storedReplications.withLock { $0 }
+        let json = JSON.object(snapshot.mapValues { .object($0) })
+        try? Data(json.canonicalBytes()).write(to: URL(fileURLWithPath: storedReplicationsPath), options: .atomic)
+    }
+
+    /// Restarts the replications created through the admin API before the last stop.
+    func startStoredReplications() async {
+        guard let data = FileManager.default.contents(atPath: storedReplicationsPath),
+              let stored = (try? JSON.parse(data))?.objectValue
+        else { return }
+        for (database, entries) in stored.sorted(by: { $0.key < $1.key }) {
+            for (id, definition) in (entries.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                guard let definition = definition.objectValue else { continue }
+                storedReplications.withLock { $0[database, default: [:]][id] = .object(definition) }
+                do {
+                    try await startReplication(database: database, id: id, definition: definition)
+                } catch {
+                    logger.error("stored replication \(id) of \(database) not restarted: \(error)")
+                }
+            }
+        }
     }
 
     /// Starts the replications declared in the config file.
@@ -58,7 +97,7 @@ extension ShoalNode: ReplicationController {
         for database in configuration.databases {
             for (id, definition) in database.replications.sorted(by: { $0.key < $1.key }) {
                 do {
-                    try await putReplication(database: database.name, id: id, definition: definition)
+                    try await startReplication(database: database.name, id: id, definition: definition)
                 } catch {
                     logger.error("replication \(id) of \(database.name) not started: \(error)")
                 }

@@ -2,6 +2,7 @@ import DocumentStore
 import Foundation
 import Hummingbird
 import Discovery
+import DocumentModel
 import Logging
 import Mesh
 import Replication
@@ -23,6 +24,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public let meshes: [String: MeshManager]
     /// HTTP request counters of both listeners.
     let requestMetrics = RequestMetrics()
+    /// Replications created through the admin API, by database and ID (persisted).
+    let storedReplications = Mutex<[String: [String: JSON]]>([:])
     private let running = Mutex<Running?>(nil)
     /// DNS-SD per mesh group, and the tasks feeding it into the meshes.
     private let discoveries = Mutex<[(ServiceDiscovery, Task<Void, Never>)]>([])
@@ -102,6 +105,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         running.withLock { $0 = Running(group: group, task: task) }
         let ports = try await ready.wait()
         await startConfiguredReplications()
+        await startStoredReplications()
         for mesh in meshes.values { await mesh.start() }
         if configuration.discovery { startDiscovery(publicPort: ports.publicPort) }
         return ports

@@ -13,9 +13,10 @@ public final class TestNode: Sendable {
     /// Starts a node serving `databases` (in memory unless `persistent`).
     public static func start(
         databases: [String] = ["db"], persistent: Bool = false, maxDocumentSize: Int? = nil,
+        directory given: TemporaryDirectory? = nil,
         configure: (inout NodeConfiguration) -> Void = { _ in }
     ) async throws -> TestNode {
-        let directory = TemporaryDirectory(prefix: "shoal-node")
+        let directory = given ?? TemporaryDirectory(prefix: "shoal-node")
         var configuration = NodeConfiguration()
         configuration.publicAddress = ListenAddress(host: "127.0.0.1", port: 0)
         configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: 0)
@@ -39,9 +40,10 @@ public final class TestNode: Sendable {
         self.directory = directory
     }
 
-    public func stop() async {
+    /// Stops the node and (unless `keepingData`) removes its data directory.
+    public func stop(keepingData: Bool = false) async {
         await node.stop()
-        directory.remove()
+        if !keepingData { directory.remove() }
     }
 
     /// Sends a request to the public (or admin) listener. A JSON `body` is sent with

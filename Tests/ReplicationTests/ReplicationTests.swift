@@ -132,3 +132,22 @@ extension HTTPResult {
         #expect(self.status == status, "\(self)", sourceLocation: sourceLocation)
     }
 }
+
+@Suite struct StoredReplicationTests {
+    @Test func replicationsCreatedThroughTheAPISurviveARestart() async throws {
+        let peer = try await TestNode.start()
+        let first = try await TestNode.start(persistent: true)
+        let directory = first.directory
+        try await first.replicate("kept", ["remote": .string(peer.syncURL), "continuous": true])
+        try await first.replicate("gone", ["remote": .string(peer.syncURL), "continuous": true])
+        try await first.request("DELETE", "/db/_replication/gone", admin: true).expectStatus(200)
+        await first.stop(keepingData: true)
+        let second = try await TestNode.start(persistent: true, directory: directory)
+        let list = try await second.request("GET", "/db/_replication/", admin: true).json
+        #expect(list.arrayValue?.compactMap { $0["replication_id"]?.stringValue } == ["kept"])
+        _ = try await second.put("after", ["x": 1])
+        #expect(try await eventually { try await peer.request("GET", "/db/after").status == 200 })
+        await second.stop()
+        await peer.stop()
+    }
+}
