@@ -27,7 +27,7 @@ import TestSupport
 
     @Test(arguments: [2, 3, 8])
     func neighborsAreSymmetricBoundedAndConnected(maxPeers: Int) {
-        for (size, seed) in [(5, 1), (9, 2), (20, 3), (50, 4)] {
+        for (size, seed) in [(3, 5), (5, 1), (9, 2), (20, 3), (50, 4)] {
             let nodes = Self.ids(size, seed: UInt64(seed))
             let all = Set(nodes)
             var graph: [String: Set<String>] = [:]
