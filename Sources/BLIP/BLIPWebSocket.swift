@@ -27,6 +27,9 @@ public enum BLIPWebSocket {
     public static let subprotocol = "BLIP_3+CBMobile_3"
     /// Largest WebSocket frame accepted (a BLIP frame plus its header and checksum).
     public static let maxWebSocketFrame = 1 << 20
+    /// How long a closing handshake may take: a partitioned peer never answers it,
+    /// and shutdown must not wait long for it.
+    public static let closeTimeout = Duration.seconds(2)
 
     /// The subprotocol to answer for a client's `Sec-WebSocket-Protocol` offer, or
     /// nil when it offers no BLIP 3 protocol.
@@ -100,7 +103,7 @@ public enum BLIPWebSocket {
         var fields = headers
         fields[.secWebSocketProtocol] = subprotocol
         let clientConfiguration = WebSocketClientConfiguration(
-            maxFrameSize: maxWebSocketFrame, additionalHeaders: fields,
+            maxFrameSize: maxWebSocketFrame, additionalHeaders: fields, closeTimeout: closeTimeout,
             autoPing: heartbeat.map { .enabled(timePeriod: pingPeriod(heartbeat: $0)) } ?? .disabled)
         try await WebSocketClient.connect(url: url, configuration: clientConfiguration, logger: logger) { inbound, outbound, _ in
             try await run(inbound: inbound, outbound: outbound, configuration: configuration, logger: logger,

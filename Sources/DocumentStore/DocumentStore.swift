@@ -106,12 +106,13 @@ public final class DocumentStore: Sendable {
         } catch let error as StoreError {
             throw error
         } catch is CancellationError {
-            // The caller went away (e.g. a replication connection closed); nothing was committed.
-            reloadCounters()
+            // The caller went away (e.g. a replication connection closed). Counters need
+            // no repair: a transaction that changed them and rolled back restored them in
+            // its rollback hook, on the writer queue. (Re-reading them here, off that
+            // queue, could move the sequence backwards under a concurrent commit.)
             throw StoreError(.storage, reason: "cancelled")
         } catch {
             logger.error("write failed: \(error)")
-            reloadCounters()
             throw StoreError.storage(error)
         }
     }
@@ -126,13 +127,6 @@ public final class DocumentStore: Sendable {
         }
     }
 
-    private func reloadCounters() {
-        guard let loaded = try? writer.read({ db in
-            Counters(lastSequence: UInt64(try Self.meta(db, "last_seq")), docCount: try Self.meta(db, "doc_count"),
-                purgeSequence: try Self.meta(db, "purge_seq"))
-        }) else { return }
-        counters.withLock { $0 = loaded }
-    }
 
     static func meta(_ db: Database, _ key: String) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) ?? 0

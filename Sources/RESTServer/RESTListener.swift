@@ -24,7 +24,8 @@ public enum RESTListener {
     ) -> some Service {
         let webSocket = WebSocketServerConfiguration(
             maxFrameSize: BLIPWebSocket.maxWebSocketFrame,
-            autoPing: .enabled(timePeriod: BLIPWebSocket.pingPeriod(heartbeat: heartbeat)))
+            autoPing: .enabled(timePeriod: BLIPWebSocket.pingPeriod(heartbeat: heartbeat)),
+            closeTimeout: BLIPWebSocket.closeTimeout)
         let isAdmin = handler.isAdmin
         let syncLogger = Logger(label: "Sync")
         return Application(

@@ -209,3 +209,35 @@ func expectStoreError<T>(
         Issue.record("unexpected error \(error)", sourceLocation: sourceLocation)
     }
 }
+
+@Suite struct CancelledWriteTests {
+    /// Writes cancelled while others commit never make the store reuse a sequence
+    /// (found by the chaos test: a closing replication cancelled an insert).
+    @Test func cancelledWritesKeepSequencesUnique() async throws {
+        let test = try TestStore()
+        defer { test.destroy() }
+        let store = test.store
+        await withTaskGroup(of: Void.self) { group in
+            for round in 0..<40 {
+                let writer = Task {
+                    _ = try? await store.save(batch: (0..<20).map {
+                        DocumentUpdate(docID: "c\(round)-\($0)", body: ["r": .int(Int64(round))], mode: .edit(parent: nil))
+                    })
+                }
+                group.addTask {
+                    if round % 2 == 0 { writer.cancel() }
+                    _ = await writer.result
+                }
+                group.addTask { _ = try? await store.put("k\(round)", ["r": .int(Int64(round))]) }
+            }
+        }
+        // Every write after the storm gets a fresh sequence, above all existing ones.
+        let after = try await store.put("after", [:])
+        let changes = try await store.changes(since: 0)
+        let sequences = changes.map(\.sequence)
+        #expect(Set(sequences).count == sequences.count)
+        #expect(after.sequence == sequences.max())
+        #expect(store.info().updateSequence == after.sequence)
+        #expect(store.info().docCount == changes.count)
+    }
+}

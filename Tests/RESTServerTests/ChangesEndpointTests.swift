@@ -80,10 +80,15 @@ import TestSupport
             let lines = text.split(separator: "\n").map { (try? JSON.parse(String($0))) ?? .null }
             #expect(lines.compactMap { $0["id"]?.stringValue } == ["a", "b", "c"])
             #expect(lines.last?["last_seq"] == 3)
-            // Heartbeats are empty lines between entries.
-            #expect(text.contains("\n\n"))
-            let timed = try await node.request("GET", "/db/_changes?feed=continuous&since=3&timeout=100")
-            #expect(timed.text.trimmingCharacters(in: .whitespacesAndNewlines) == "{\"last_seq\":3}")
+            // While nothing changes, heartbeats (empty lines) keep the connection alive.
+            async let idle = node.request("GET", "/db/_changes?feed=continuous&since=now&limit=1&heartbeat=50")
+            try await Task.sleep(for: .seconds(1))
+            _ = try await node.request("PUT", "/db/d", json: ["v": 1])
+            let idleText = try await idle.text
+            #expect(idleText.hasPrefix("\n"), "\(idleText)")
+            #expect(idleText.contains("\"id\":\"d\""))
+            let timed = try await node.request("GET", "/db/_changes?feed=continuous&since=4&timeout=100")
+            #expect(timed.text.trimmingCharacters(in: .whitespacesAndNewlines) == "{\"last_seq\":4}")
         }
     }
 }
