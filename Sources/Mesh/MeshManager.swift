@@ -25,9 +25,16 @@ public final class MeshManager: Sendable {
         var inbound: [Int: Inbound] = [:]
         var nextToken = 0
         var running = false
+        /// Node IDs of static peers, by URL, once learned.
+        var staticIDs: [String: String] = [:]
+        /// Static peers whose dial stands down while the peer's own link to us is up.
+        var yielded: [String: String] = [:]
+        var background: [Task<Void, Never>] = []
     }
 
     struct Dial {
+        /// The dial's key: the peer's node ID, or `static:<configured URL>`.
+        var key: String
         var replicator: Replicator
         var nodeID: String?
         var url: String
@@ -54,18 +61,22 @@ public final class MeshManager: Sendable {
     public func start() async {
         state.withLock { $0.running = true }
         for url in configuration.staticPeers {
-            await startDial(key: "static:\(url)", nodeID: nil, url: url, source: .static)
+            await startStaticDial(url)
         }
         await reconcile()
     }
 
     /// Stops every mesh replication (their checkpoints are saved).
     public func stop() async {
-        let dials = state.withLock { state in
+        let (dials, background) = state.withLock { state in
             state.running = false
-            defer { state.dials.removeAll() }
-            return Array(state.dials.values)
+            defer {
+                state.dials.removeAll()
+                state.background.removeAll()
+            }
+            return (Array(state.dials.values), state.background)
         }
+        for task in background { task.cancel() }
         for dial in dials { await dial.replicator.stop() }
     }
 
@@ -107,14 +118,62 @@ public final class MeshManager: Sendable {
         }
     }
 
-    private func startDial(key: String, nodeID: String?, url: String, source: MeshPeer.Source) async {
+    func addBackgroundTask(_ task: Task<Void, Never>) {
+        let keep = state.withLock { state -> Bool in
+            guard state.running else { return false }
+            state.background.append(task)
+            return true
+        }
+        if !keep { task.cancel() }
+    }
+
+    /// Records a static peer's node ID; if that peer already links to us and the
+    /// rule makes it the dialer, our static dial stands down.
+    func learnedStaticID(url: String, nodeID: String) {
+        state.withLock { $0.staticIDs[url] = nodeID }
+        if state.withLock({ $0.inbound.values.contains { $0.nodeID == nodeID } }) {
+            Task { await self.standDownStaticDials(to: nodeID) }
+        }
+    }
+
+    /// True when a dial to `nodeID` (mDNS or identified static) is connected.
+    func hasConnectedDial(to nodeID: String) -> Bool {
+        let dials = state.withLock { state in
+            state.dials.values.filter { dial in
+                dial.nodeID == nodeID || (dial.source == .static && state.staticIDs[String(dial.key.dropFirst(7))] == nodeID)
+            }
+        }
+        return dials.contains { [.running, .idle].contains($0.replicator.status.state) }
+    }
+
+    /// Stops static dials to `nodeID` when the rule makes the peer the dialer.
+    func standDownStaticDials(to nodeID: String) async {
+        guard !DialRule.shouldDial(local: configuration.nodeID, remote: nodeID) else { return }
+        let stopped = state.withLock { state -> [Dial] in
+            let urls = state.staticIDs.filter { $0.value == nodeID }.map(\.key)
+            var stopped: [Dial] = []
+            for url in urls {
+                if let dial = state.dials.removeValue(forKey: "static:\(url)") {
+                    stopped.append(dial)
+                    state.yielded[url] = nodeID
+                }
+            }
+            return stopped
+        }
+        for dial in stopped {
+            logger.info("mesh \(configuration.group): \(nodeID) dials us; standing down the static link to \(dial.url)")
+            await dial.replicator.stop()
+        }
+    }
+
+    func startDial(key: String, nodeID: String?, url: String, source: MeshPeer.Source) async {
         let replication = ReplicationConfiguration(
             id: "mesh-\(key)", remote: url, direction: .pushAndPull, continuous: true,
             heartbeat: configuration.heartbeat, maxBackoff: configuration.maxBackoff)
         let replicator = Replicator(store: store, configuration: replication, dialer: dialer, logger: logger)
         let added = state.withLock { state -> Bool in
             guard state.running, state.dials[key] == nil else { return false }
-            state.dials[key] = Dial(replicator: replicator, nodeID: nodeID, url: replication.remote, source: source, since: Date())
+            state.dials[key] = Dial(key: key, replicator: replicator, nodeID: nodeID, url: replication.remote, source: source, since: Date())
             return true
         }
         guard added else { return }
@@ -132,18 +191,34 @@ public final class MeshManager: Sendable {
         }
     }
 
+    /// Call once the inbound link is registered: a static dial to the same peer
+    /// stands down when the peer is the rule's dialer.
+    public func inboundConnected(nodeID: String?) async {
+        if let nodeID { await standDownStaticDials(to: nodeID) }
+    }
+
     public func inboundEnded(_ token: Int) {
-        _ = state.withLock { $0.inbound.removeValue(forKey: token) }
+        let ended = state.withLock { $0.inbound.removeValue(forKey: token) }
+        guard let nodeID = ended?.nodeID else { return }
+        // The peer's link is gone: our static dial to it takes over again.
+        let urls = state.withLock { state -> [String] in
+            guard !state.inbound.values.contains(where: { $0.nodeID == nodeID }) else { return [] }
+            let urls = state.yielded.filter { $0.value == nodeID }.map(\.key)
+            for url in urls { state.yielded.removeValue(forKey: url) }
+            return urls
+        }
+        for url in urls { Task { await self.startDial(key: "static:\(url)", nodeID: nil, url: url, source: .static) } }
     }
 
     /// Every peer: dialed ones with their replication status, accepted connections.
     public var peers: [MeshPeer] {
-        let (dials, inbound) = state.withLock { (Array($0.dials.values), Array($0.inbound.values)) }
+        let (dials, inbound, staticIDs) = state.withLock { (Array($0.dials.values), Array($0.inbound.values), $0.staticIDs) }
         var result: [MeshPeer] = dials.map { dial in
+            let nodeID = dial.nodeID ?? staticIDs[String(dial.key.dropFirst(7))]
             let status = dial.replicator.status
             let connected = status.state == .running || status.state == .idle
             return MeshPeer(
-                nodeID: dial.nodeID, url: dial.url, source: dial.source, dialing: true,
+                nodeID: nodeID, url: dial.url, source: dial.source, dialing: true,
                 state: status.state.rawValue, connectedSince: connected ? dial.since : nil,
                 docsPushed: status.docsPushed, docsPulled: status.docsPulled, lastError: status.lastError)
         }

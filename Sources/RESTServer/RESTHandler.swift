@@ -131,6 +131,7 @@ public struct RESTHandler: Sendable {
             "version": .string("Shoal/\(configuration.version)"),
         ]
         if isAdmin { body["ADMIN"] = true }
+        if let nodeID = configuration.nodeID { body["node_id"] = .string(nodeID) }
         return RESTResponse.json(.object(body))
     }
 }
@@ -150,6 +151,8 @@ public struct RESTConfiguration: Sendable {
     public var maxAttachmentBytes: Int
     /// When the server started, in microseconds since 1970 (`instance_start_time`).
     public var startTime: UInt64
+    /// The node's ID, shown in `GET /` (mesh peers learn each other's IDs from it).
+    public var nodeID: String?
 
     public init(version: String, maxRequestBytes: Int = 64 * 1024 * 1024, maxAttachmentBytes: Int = 1 << 30) {
         self.version = version

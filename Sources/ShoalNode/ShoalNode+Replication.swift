@@ -11,9 +11,11 @@ extension ShoalNode: SyncAcceptor {
     public func syncSession(database: String, isAdmin: Bool, peerNodeID: String?) -> (@Sendable (BLIPConnection) async throws -> Void)? {
         guard let store = self.database(named: database) else { return nil }
         let mesh = peerNodeID == nil ? nil : meshes[database]
+        if let mesh, let peerNodeID, !mesh.acceptsInbound(from: peerNodeID) { return nil }
         return { connection in
             let session = ReplicationSession(store: store, connection: connection, logger: Logger(label: "Sync"))
             let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
+            await mesh?.inboundConnected(nodeID: peerNodeID)
             defer {
                 session.close()
                 if let token { mesh?.inboundEnded(token) }

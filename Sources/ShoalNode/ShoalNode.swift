@@ -75,7 +75,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     @discardableResult
     public func start(handleSignals: Bool = false) async throws -> BoundPorts {
         let ready = ReadySignal()
-        let restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
+        var restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
+        restConfiguration.nodeID = nodeID
         var hummingbirdLogger = Logger(label: "HTTP")
         hummingbirdLogger.logLevel = .critical
         func application(_ address: ListenAddress, admin: Bool) -> some Service {

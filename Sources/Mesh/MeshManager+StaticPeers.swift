@@ -1,0 +1,47 @@
+import DocumentModel
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension MeshManager {
+    /// Adds a static peer (`ws://host:port/db`) at run time and dials it.
+    public func addStaticPeer(_ url: String) async {
+        await startStaticDial(url)
+    }
+
+    /// Dials a static peer and, in the background, learns its node ID from
+    /// `GET /` so that a pair of nodes listing each other keeps one link.
+    func startStaticDial(_ url: String) async {
+        await startDial(key: "static:\(url)", nodeID: nil, url: url, source: .static)
+        let task = Task { [weak self] in
+            while !Task.isCancelled {
+                if let id = await Self.fetchNodeID(url) {
+                    self?.learnedStaticID(url: url, nodeID: id)
+                    return
+                }
+                try? await Task.sleep(for: .seconds(2))
+            }
+        }
+        addBackgroundTask(task)
+    }
+
+    /// The node ID a Shoal node reports in `GET /` (nil for other servers or errors).
+    static func fetchNodeID(_ url: String) async -> String? {
+        guard var components = URLComponents(string: url) else { return nil }
+        components.scheme = components.scheme == "wss" ? "https" : "http"
+        components.path = "/"
+        guard let target = components.url else { return nil }
+        let request = URLRequest(url: target, timeoutInterval: 5)
+        guard let (data, _) = try? await URLSession.shared.data(for: request) else { return nil }
+        return (try? JSON.parse(data))?["node_id"]?.stringValue
+    }
+
+    /// Whether to accept a link `nodeID` opens: not when this node is the rule's
+    /// dialer for the pair and already has its own link up (a race; the peer
+    /// stands its dial down, see `inboundStarted`).
+    public func acceptsInbound(from nodeID: String) -> Bool {
+        guard DialRule.shouldDial(local: configuration.nodeID, remote: nodeID) else { return true }
+        return !hasConnectedDial(to: nodeID)
+    }
+}
