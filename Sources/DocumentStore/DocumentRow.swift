@@ -33,6 +33,19 @@ struct DocumentRow {
         return try DocumentRow(row: row)
     }
 
+    /// Only the revision tree and latest sequence (no body): for lookups that never
+    /// read a body, such as `_revs_diff` on every replicated `changes` batch.
+    static func loadTree(_ db: Database, key: String) throws -> (tree: RevTree, sequence: UInt64)? {
+        let statement = try db.cachedStatement(sql: "SELECT tree, seq FROM docs WHERE key = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [key]) else { return nil }
+        let bytes: Data = row[0]
+        do {
+            return (try RevTree(serialized: bytes), UInt64(row[1] as Int64))
+        } catch {
+            throw StoreError(.storage, reason: "corrupt revision tree for \(key): \(error)")
+        }
+    }
+
     /// The stored body bytes of `rev`, or nil when not stored.
     func bodyBytes(_ db: Database, of rev: RevID) throws -> [UInt8]? {
         if rev == tree.winner { return winnerBody }

@@ -6,7 +6,7 @@ extension DocumentStore {
     /// The document's metadata (revision tree, latest sequence), or nil if unknown.
     public func metadata(_ docID: String) async throws(StoreError) -> DocumentMetadata? {
         try await read { db in
-            try DocumentRow.load(db, key: docID).map {
+            try DocumentRow.loadTree(db, key: docID).map {
                 DocumentMetadata(docID: docID, tree: $0.tree, sequence: $0.sequence)
             }
         }
@@ -53,7 +53,7 @@ extension DocumentStore {
         try await read { db in
             var result: [RevsDiffEntry] = []
             for (docID, revs) in request {
-                let tree = try DocumentRow.load(db, key: docID)?.tree
+                let tree = try DocumentRow.loadTree(db, key: docID)?.tree
                 let missing = revs.filter { !(tree?.contains($0) ?? false) }
                 guard !missing.isEmpty else { continue }
                 var possible: [RevID] = []

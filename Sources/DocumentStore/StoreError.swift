@@ -31,6 +31,19 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(error): \(reason)" }
 
+    /// The HTTP status CouchDB answers for this kind (the REST API and the
+    /// replication protocol's HTTP error domain both use it).
+    public var httpStatus: Int {
+        switch kind {
+        case .badRequest: 400
+        case .notFound: 404
+        case .conflict: 409
+        case .preconditionFailed: 412
+        case .tooLarge: 413
+        case .storage: 500
+        }
+    }
+
     static func badRequest(_ reason: String) -> StoreError { StoreError(.badRequest, reason: reason) }
     static let missing = StoreError(.notFound, reason: "missing")
     static let deleted = StoreError(.notFound, reason: "deleted")

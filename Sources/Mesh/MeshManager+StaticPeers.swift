@@ -1,5 +1,6 @@
 import DocumentModel
 import Foundation
+import Replication
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -28,10 +29,7 @@ extension MeshManager {
 
     /// The node ID a Shoal node reports in `GET /` (nil for other servers or errors).
     static func fetchNodeID(_ url: String) async -> String? {
-        guard var components = URLComponents(string: url) else { return nil }
-        components.scheme = components.scheme == "wss" ? "https" : "http"
-        components.path = "/"
-        guard let target = components.url else { return nil }
+        guard let target = ReplicationConfiguration.httpURL(forRemote: url, path: "/") else { return nil }
         let request = URLRequest(url: target, timeoutInterval: 5)
         guard let (data, _) = try? await URLSession.shared.data(for: request) else { return nil }
         return (try? JSON.parse(data))?["node_id"]?.stringValue

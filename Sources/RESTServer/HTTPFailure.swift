@@ -22,18 +22,7 @@ struct HTTPFailure: Error, Sendable {
     static let conflict = HTTPFailure(.conflict, "conflict", "Document update conflict")
 
     init(_ error: StoreError) {
-        self.init(Self.status(of: error.kind), error.error, error.reason)
-    }
-
-    static func status(of kind: StoreError.Kind) -> HTTPResponse.Status {
-        switch kind {
-        case .badRequest: .badRequest
-        case .notFound: .notFound
-        case .conflict: .conflict
-        case .preconditionFailed: .preconditionFailed
-        case .tooLarge: .contentTooLarge
-        case .storage: .internalServerError
-        }
+        self.init(HTTPResponse.Status(code: error.httpStatus), error.error, error.reason)
     }
 
     var json: JSON { ["error": .string(error), "reason": .string(reason)] }

@@ -65,6 +65,15 @@ public struct ReplicationConfiguration: Sendable, Equatable {
         return components.string
     }
 
+    /// The plain HTTP(S) URL of a peer's WebSocket URL (`ws` → `http`, `wss` →
+    /// `https`), with `path` when given; nil when malformed.
+    public static func httpURL(forRemote remote: String, path: String? = nil) -> URL? {
+        guard var components = URLComponents(string: remote) else { return nil }
+        components.scheme = components.scheme == "wss" || components.scheme == "https" ? "https" : "http"
+        if let path { components.path = path }
+        return components.url
+    }
+
     /// The database name in the remote URL.
     public var remoteDatabase: String? {
         URLComponents(string: remote)?.path.split(separator: "/").dropLast().last.map(String.init)

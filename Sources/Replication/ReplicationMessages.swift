@@ -69,15 +69,7 @@ enum ReplicationMessages {
 
     /// A store failure as a BLIP error (HTTP domain, matching status).
     static func error(_ error: StoreError) -> BLIPError {
-        let code = switch error.kind {
-        case .badRequest: 400
-        case .notFound: 404
-        case .conflict: 409
-        case .preconditionFailed: 412
-        case .tooLarge: 413
-        case .storage: 500
-        }
-        return BLIPError(domain: httpDomain, code: code, message: error.reason)
+        BLIPError(domain: httpDomain, code: error.httpStatus, message: error.reason)
     }
 
     /// The `_attachments` of a stored body as sent in a `rev`: metadata with `stub: true`.

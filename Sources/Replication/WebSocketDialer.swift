@@ -69,9 +69,9 @@ public struct WebSocketDialer: BLIPDialer {
 
     /// Probes the endpoint over HTTP to learn why the upgrade was refused.
     static func explainRefusal(url: String, authorization: String?) async -> DialError {
-        guard var components = URLComponents(string: url) else { return DialError("invalid URL \(url)", permanent: true) }
-        components.scheme = components.scheme == "wss" ? "https" : "http"
-        guard let httpURL = components.url else { return DialError("invalid URL \(url)", permanent: true) }
+        guard let httpURL = ReplicationConfiguration.httpURL(forRemote: url) else {
+            return DialError("invalid URL \(url)", permanent: true)
+        }
         var request = URLRequest(url: httpURL, timeoutInterval: 10)
         if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
         guard let (data, response) = try? await URLSession.shared.data(for: request),
