@@ -85,10 +85,6 @@ final class NodeFixture: Sendable {
     }
 }
 
-struct BenchmarkFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// Flags a change of the median (p50) of more than 25% when comparing baselines
 /// (`swift package benchmark baseline check`); shared 2-core machines are noisy.

@@ -19,10 +19,6 @@ import ShoalNode
 let documentCount = 100_000
 let docsPerSecond = BenchmarkMetric.custom("docs/s", polarity: .prefersLarger, useScalingFactor: false)
 
-struct BenchmarkFailure: Error, CustomStringConvertible {
-    let description: String
-}
-
 func makeNode(_ label: String) async throws -> (ShoalNode, TemporaryDirectory, ShoalNode.BoundPorts) {
     let directory = try TemporaryDirectory(label)
     var configuration = NodeConfiguration()
@@ -72,7 +68,7 @@ let benchmarks: @Sendable () -> Void = {
         await receiver.stop()
         directory.remove()
         guard count == documentCount else {
-            throw BenchmarkFailure(description: "receiver has \(count) documents, expected \(documentCount): \(replicator.status)")
+            throw BenchmarkFailure("receiver has \(count) documents, expected \(documentCount): \(replicator.status)")
         }
         benchmark.measurement(docsPerSecond, ratePerSecond(documentCount, elapsed))
     } setup: {

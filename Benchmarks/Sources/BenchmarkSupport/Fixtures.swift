@@ -158,3 +158,9 @@ public enum QuietLogging {
         _ = bootstrapped
     }
 }
+
+/// A benchmark run whose result is wrong (a failed request, missing documents).
+public struct BenchmarkFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
