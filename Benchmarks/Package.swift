@@ -26,6 +26,7 @@ let package = Package(
             dependencies: [
                 .product(name: "DocumentModel", package: "Shoal"),
                 .product(name: "DocumentStore", package: "Shoal"),
+                .product(name: "ShoalNode", package: "Shoal"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -41,6 +42,7 @@ let package = Package(
                 .product(name: "DocumentModel", package: "Shoal"),
                 .product(name: "DocumentStore", package: "Shoal"),
                 .product(name: "ShoalNode", package: "Shoal"),
+                .product(name: "Replication", package: "Shoal"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -20,6 +20,37 @@ public struct WebSocketTransport: BLIPTransport {
     }
 }
 
+/// A WebSocket's messages as BLIP transport events: binary messages are frames,
+/// the end of the stream is a clean close, and a failure is an error close.
+struct WebSocketEvents: AsyncSequence, Sendable {
+    typealias Element = BLIPTransportEvent
+    typealias Failure = Never
+    let messages: WebSocketInboundMessageStream
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: WebSocketInboundMessageStream.AsyncIterator
+        var finished = false
+
+        mutating func next() async -> BLIPTransportEvent? {
+            guard !finished else { return nil }
+            do {
+                switch try await base.next() {
+                case .binary(let buffer): return .binary(Array(buffer.readableBytesView))
+                case .text(let text): return .text(text)
+                case nil:
+                    finished = true
+                    return .closed(nil)
+                }
+            } catch {
+                finished = true
+                return .closed(BLIPError(code: 502, message: "WebSocket failed: \(error)"))
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: messages.makeAsyncIterator()) }
+}
+
 /// Runs BLIP over WebSocket: the subprotocol, the client dial, and the glue that
 /// turns an open WebSocket (client or server side) into a running `BLIPConnection`.
 public enum BLIPWebSocket {
@@ -57,24 +88,10 @@ public enum BLIPWebSocket {
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         let connection = BLIPConnection(transport: WebSocketTransport(outbound: outbound), configuration: configuration, logger: logger)
-        let (events, continuation) = AsyncStream.makeStream(of: BLIPTransportEvent.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                do {
-                    for try await message in inbound.messages(maxSize: maxWebSocketFrame) {
-                        switch message {
-                        case .binary(let buffer): continuation.yield(.binary(Array(buffer.readableBytesView)))
-                        case .text(let text): continuation.yield(.text(text))
-                        }
-                    }
-                    continuation.yield(.closed(nil))
-                } catch {
-                    continuation.yield(.closed(BLIPError(code: 502, message: "WebSocket failed: \(error)")))
-                }
-                continuation.finish()
-            }
-            group.addTask {
-                try await connection.run(inbound: events)
+                // The reader pulls straight from the WebSocket (no hop through a buffer).
+                try await connection.run(inbound: WebSocketEvents(messages: inbound.messages(maxSize: maxWebSocketFrame)))
             }
             group.addTask {
                 try await session(connection)

@@ -83,13 +83,31 @@ public struct RevsDiffEntry: Sendable, Equatable {
 
 /// A revision to send to a peer, with its ancestry (newest first, without itself).
 public struct OutgoingRevision: Sendable {
-    public let revision: Revision
+    public let docID: String
+    public let revID: RevID
+    public let deleted: Bool
+    public let sequence: UInt64
+    /// The body exactly as stored (canonical JSON, `_attachments` included when the
+    /// revision has any), so a sender can pass it on without parsing it.
+    public let bodyBytes: [UInt8]
+    /// Ancestors of `revID`, parent first.
     public let history: [RevID]
+
+    /// The stored body parsed.
+    public func body() throws(StoreError) -> [String: JSON] {
+        do {
+            return try DocumentRow.decode(bodyBytes)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.storage, reason: "\(error)")
+        }
+    }
 }
 
 extension DocumentStore {
     /// Many revisions with their histories in one read (replication sends them):
-    /// nil for each one that is unknown or has no body.
+    /// nil for each one that is unknown or has no body. Bodies stay as stored bytes.
     public func revisionsToSend(_ items: [(docID: String, revID: RevID)]) async throws(StoreError) -> [OutgoingRevision?] {
         try await read { db in
             var rows: [String: DocumentRow?] = [:]
@@ -101,9 +119,12 @@ extension DocumentStore {
                     row = try DocumentRow.load(db, key: docID)
                     rows[docID] = row
                 }
-                guard let row, let node = row.tree.node(for: rev), let body = try row.body(db, of: rev) else { return nil }
-                let revision = Revision(docID: docID, revID: rev, deleted: node.deleted, body: body, sequence: node.sequence)
-                return OutgoingRevision(revision: revision, history: Array(row.tree.history(of: rev).dropFirst()))
+                guard let row, let node = row.tree.node(for: rev), let bytes = try row.bodyBytes(db, of: rev) else {
+                    return nil
+                }
+                return OutgoingRevision(
+                    docID: docID, revID: rev, deleted: node.deleted, sequence: node.sequence, bodyBytes: bytes,
+                    history: Array(row.tree.history(of: rev).dropFirst()))
             }
         }
     }

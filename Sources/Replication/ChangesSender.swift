@@ -153,11 +153,10 @@ final class ChangesSender: Sendable {
     private func sendRev(
         _ entry: ReplicationMessages.ChangeEntry, _ outgoing: OutgoingRevision?, knownAncestors: Set<RevID>, maxHistory: Int
     ) async {
-        guard let outgoing, let body = outgoing.revision.body else {
+        guard let outgoing, let body = ReplicationMessages.outgoingBody(outgoing) else {
             await sendNoRev(entry, code: 404, reason: "revision not found")
             return
         }
-        let revision = outgoing.revision
         var history: [String] = []
         for rev in outgoing.history.prefix(max(0, maxHistory - 1)) {
             history.append(rev.description)
@@ -168,9 +167,9 @@ final class ChangesSender: Sendable {
             properties: [
                 ("id", entry.docID), ("rev", entry.revID.description), ("sequence", entry.sequence.canonicalString),
             ],
-            body: JSON.object(ReplicationMessages.outgoingBody(body)).canonicalBytes())
+            body: body)
         if !history.isEmpty { message["history"] = history.joined(separator: ",") }
-        if revision.deleted { message["deleted"] = "1" }
+        if outgoing.deleted { message["deleted"] = "1" }
         message.compressed = message.body.count >= 4096
         do {
             _ = try await connection.sendRequest(message)

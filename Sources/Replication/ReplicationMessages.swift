@@ -73,6 +73,19 @@ enum ReplicationMessages {
     }
 
     /// The `_attachments` of a stored body as sent in a `rev`: metadata with `stub: true`.
+    /// The `rev` body for a stored revision: the stored bytes as they are, unless
+    /// the revision has attachments (then they are marked as stubs). Nil when the
+    /// stored body cannot be read.
+    static func outgoingBody(_ revision: OutgoingRevision) -> [UInt8]? {
+        // Canonical JSON escapes no ASCII letter, so an `_attachments` key is always
+        // spelled out in the stored bytes.
+        guard revision.bodyBytes.containsSubsequence(attachmentsKey) else { return revision.bodyBytes }
+        guard let body = try? revision.body() else { return nil }
+        return JSON.object(outgoingBody(body)).canonicalBytes()
+    }
+
+    private static let attachmentsKey = Array(#""_attachments":"#.utf8)
+
     static func outgoingBody(_ body: [String: JSON]) -> [String: JSON] {
         guard let attachments = body["_attachments"]?.objectValue else { return body }
         var result = body
@@ -84,5 +97,25 @@ enum ReplicationMessages {
         }
         result["_attachments"] = .object(stubs)
         return result
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// True when `needle` occurs in these bytes.
+    func containsSubsequence(_ needle: [UInt8]) -> Bool {
+        guard let first = needle.first, needle.count <= count else { return needle.isEmpty }
+        return withUnsafeBufferPointer { haystack in
+            var index = 0
+            let last = haystack.count - needle.count
+            while index <= last {
+                if haystack[index] == first {
+                    var matched = 1
+                    while matched < needle.count && haystack[index + matched] == needle[matched] { matched += 1 }
+                    if matched == needle.count { return true }
+                }
+                index += 1
+            }
+            return false
+        }
     }
 }

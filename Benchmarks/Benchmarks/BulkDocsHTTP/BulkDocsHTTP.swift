@@ -35,16 +35,9 @@ final class NodeFixture: Sendable {
     }
 
     static func start(durability: StoreConfiguration.Durability) async throws -> NodeFixture {
-        let directory = try TemporaryDirectory("node-\(durability.rawValue)")
-        var configuration = NodeConfiguration()
-        configuration.publicAddress = ListenAddress(host: "127.0.0.1", port: 0)
-        configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: 0)
-        configuration.dataDirectory = directory.path
-        configuration.databases = [.init(name: "db", durability: durability)]
-        let node = try ShoalNode(configuration: configuration)
-        let ports = try await node.start()
-        let client = try await KeepAliveHTTPClient.connect(host: "127.0.0.1", port: ports.adminPort)
-        return NodeFixture(directory: directory, node: node, client: client)
+        let started = try await BenchmarkNode.start("node-\(durability.rawValue)", durability: durability)
+        let client = try await KeepAliveHTTPClient.connect(host: "127.0.0.1", port: started.ports.adminPort)
+        return NodeFixture(directory: started.directory, node: started.node, client: client)
     }
 
     func stop() async {

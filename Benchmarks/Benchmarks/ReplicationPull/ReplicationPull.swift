@@ -19,17 +19,6 @@ import ShoalNode
 let documentCount = 100_000
 let docsPerSecond = BenchmarkMetric.custom("docs/s", polarity: .prefersLarger, useScalingFactor: false)
 
-func makeNode(_ label: String) async throws -> (ShoalNode, TemporaryDirectory, ShoalNode.BoundPorts) {
-    let directory = try TemporaryDirectory(label)
-    var configuration = NodeConfiguration()
-    configuration.publicAddress = ListenAddress(host: "127.0.0.1", port: 0)
-    configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: 0)
-    configuration.dataDirectory = directory.path
-    configuration.databases = [.init(name: "db", durability: .normal)]
-    let node = try ShoalNode(configuration: configuration)
-    return (node, directory, try await node.start())
-}
-
 /// The source node, loaded once with `documentCount` documents.
 final class Source: @unchecked Sendable {
     var node: ShoalNode?
@@ -54,8 +43,8 @@ let benchmarks: @Sendable () -> Void = {
             maxIterations: 3
         )
     ) { benchmark in
-        let (receiver, directory, _) = try await makeNode("receiver")
-        let store = receiver.database(named: "db")!
+        let receiving = try await BenchmarkNode.start("receiver", durability: .normal)
+        let receiver = receiving.node, store = receiving.store
         let configuration = ReplicationConfiguration(
             id: "bench", remote: "ws://127.0.0.1:\(source.port)/db", direction: .pull, continuous: false)
         benchmark.startMeasurement()
@@ -65,16 +54,16 @@ let benchmarks: @Sendable () -> Void = {
         let elapsed = ContinuousClock.now - start
         benchmark.stopMeasurement()
         let count = store.info().docCount
-        await receiver.stop()
-        directory.remove()
+        await receiving.stop()
         guard count == documentCount else {
             throw BenchmarkFailure("receiver has \(count) documents, expected \(documentCount): \(replicator.status)")
         }
         benchmark.measurement(docsPerSecond, ratePerSecond(documentCount, elapsed))
     } setup: {
-        let (node, directory, ports) = try await makeNode("source")
+        let started = try await BenchmarkNode.start("source", durability: .normal)
+        let node = started.node, directory = started.directory, ports = started.ports
         var ids = DocumentIDGenerator(seed: 0x5EED_0001)
-        let store = node.database(named: "db")!
+        let store = started.store
         for _ in 0..<(documentCount / 5_000) {
             _ = try await store.save(batch: StoreFixture.newDocuments(ids.next(5_000)))
         }

@@ -8,12 +8,14 @@
 //   ShoalProfile raw-single   full|normal [rounds] [docs per round]   (one transaction per row)
 //   ShoalProfile bulk-docs    full|normal [requests] [docs per request]
 //   ShoalProfile steps        [docs]      (CPU cost of each model step of a new-document write)
+//   ShoalProfile pull         [rounds] [docs]  (one-shot BLIP pull between two nodes in this process)
 
 import BenchmarkSupport
 import DocumentModel
 import DocumentStore
 import Foundation
 import NIOCore
+import Replication
 import ShoalNode
 
 func durability(_ argument: String?) -> StoreConfiguration.Durability {
@@ -103,6 +105,7 @@ case "bulk-docs":
     configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: 0)
     configuration.dataDirectory = directory.path
     configuration.databases = [.init(name: "db", durability: durability(arguments.count > 2 ? arguments[2] : nil))]
+    configuration.discovery = false
     let node = try ShoalNode(configuration: configuration)
     let ports = try await node.start()
     let client = try await KeepAliveHTTPClient.connect(host: "127.0.0.1", port: ports.adminPort)
@@ -128,6 +131,31 @@ case "bulk-docs":
     await client.close()
     await node.stop()
     directory.remove()
+
+case "pull":
+    QuietLogging.bootstrap()
+    let rounds = arguments.count > 2 ? Int(arguments[2]) ?? 1 : 1
+    let docs = arguments.count > 3 ? Int(arguments[3]) ?? 20_000 : 20_000
+    let source = try await BenchmarkNode.start("profile-source", durability: .normal)
+    for _ in 0..<(docs / 5_000) {
+        _ = try await source.store.save(batch: StoreFixture.newDocuments(ids.next(5_000)))
+    }
+    for round in 0..<rounds {
+        let receiving = try await BenchmarkNode.start("profile-receiver", durability: .normal)
+        let receiver = receiving.node, store = receiving.store
+        let cpuBefore = processCPUSeconds()
+        let start = ContinuousClock.now
+        let replicator = await receiver.replications.start(
+            ReplicationConfiguration(id: "profile", remote: "ws://127.0.0.1:\(source.ports.publicPort)/db",
+                                     direction: .pull, continuous: false), store: store)
+        await replicator.waitUntilFinished()
+        let elapsed = ContinuousClock.now - start
+        report("pull round \(round) (\(store.info().docCount) docs)", docs: docs, elapsed)
+        print(String(format: "  CPU %.2f s = %.1f µs/doc, %.2f cores busy", processCPUSeconds() - cpuBefore,
+                     (processCPUSeconds() - cpuBefore) * 1e6 / Double(docs), (processCPUSeconds() - cpuBefore) / seconds(elapsed)))
+        await receiving.stop()
+    }
+    await source.stop()
 
 case "steps":
     // The model work a new-document write does per document, step by step, outside SQLite.
@@ -184,6 +212,13 @@ case "steps":
 default:
     print("unknown mode \(mode)")
     exit(2)
+}
+
+/// User + system CPU time of this process so far.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6
 }
 
 @inline(never)
