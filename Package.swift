@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Discovery", targets: ["Discovery"]),
         .library(name: "RESTServer", targets: ["RESTServer"]),
         .library(name: "ShoalNode", targets: ["ShoalNode"]),
+        .library(name: "JSEngine", targets: ["JSEngine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -67,6 +68,11 @@ let package = Package(
             ],
             exclude: ["Replication.md"]
         ),
+        // The system Duktape 2.7 (Debian: duktape-dev), an ES5 JavaScript engine.
+        .systemLibrary(name: "CDuktape"),
+        // JavaScript functions (js conflict resolvers, sync functions): one Duktape heap and
+        // thread per function, a time budget per call, host functions.
+        .target(name: "JSEngine", dependencies: ["CDuktape", "DocumentModel"], exclude: ["JSEngine.md"]),
         // Avahi's Bonjour-compatible DNS-SD library (dns_sd.h).
         .systemLibrary(name: "CDNSSD"),
         // DNS-SD register/browse/resolve through the host's avahi-daemon, static peers. Knows nothing of documents.
@@ -114,6 +120,7 @@ let package = Package(
             dependencies: [
                 "DocumentModel",
                 "DocumentStore",
+                "JSEngine",
                 "BLIP",
                 "Mesh",
                 "Replication",
@@ -155,6 +162,7 @@ let package = Package(
             dependencies: ["RESTServer", "TestSupport"]
         ),
         // Depends on the executable so that `swift test` builds it for the crash test.
+        .testTarget(name: "JSEngineTests", dependencies: ["JSEngine", "DocumentModel"]),
         .testTarget(name: "ShoalNodeTests", dependencies: ["ShoalNode", "TestSupport", "shoal"]),
     ],
     swiftLanguageModes: [.v6]

@@ -15,41 +15,57 @@ extension DocumentStore {
         // Validation, attachment blobs (file I/O), canonical encoding and revision IDs
         // happen before the transaction, on all cores for large batches.
         let prepared = prepareAll(updates)
-        let revsLimit = configuration.revsLimit
-        let maxSize = configuration.maxDocumentSize
-        let blobs = self.blobs
-        let outcome = try await write { db in
-            let before = self.counters.withLock { $0 }
-            var counters = before
-            var results: [Result<WriteResult, StoreError>] = []
-            results.reserveCapacity(prepared.count)
-            for item in prepared {
-                switch item {
-                case .failure(let error):
-                    results.append(.failure(error))
-                case .success(let update):
-                    do {
-                        let context = WriteContext(revsLimit: revsLimit, maxSize: maxSize, blobs: blobs)
-                        results.append(.success(try Self.apply(update, db: db, counters: &counters, context: context)))
-                    } catch let error as StoreError where error.kind != .storage {
-                        results.append(.failure(error))
-                    }
+        let outcome = try await write { db in try self.commit(prepared, db: db) }
+        finishCommit(outcome)
+        return outcome.results
+    }
+
+    /// What one write transaction did.
+    struct CommitOutcome: Sendable {
+        var results: [Result<WriteResult, StoreError>] = []
+        var lastSequence: UInt64 = 0
+        var changed = false
+    }
+
+    /// Applies prepared updates inside the current write transaction and saves the
+    /// counters (restored if the transaction rolls back). Call `finishCommit` after.
+    func commit(_ prepared: [Result<PreparedUpdate, StoreError>], db: Database) throws -> CommitOutcome {
+        let context = WriteContext(
+            revsLimit: configuration.revsLimit, maxSize: configuration.maxDocumentSize, blobs: blobs)
+        let before = counters.withLock { $0 }
+        var counters = before
+        var outcome = CommitOutcome()
+        outcome.results.reserveCapacity(prepared.count)
+        for item in prepared {
+            switch item {
+            case .failure(let error):
+                outcome.results.append(.failure(error))
+            case .success(let update):
+                do {
+                    outcome.results.append(.success(try Self.apply(update, db: db, counters: &counters, context: context)))
+                } catch let error as StoreError where error.kind != .storage {
+                    outcome.results.append(.failure(error))
                 }
             }
-            try Self.saveCounters(db, counters, previous: before)
-            self.counters.withLock { $0 = counters }
-            db.afterNextTransaction { _ in } onRollback: { _ in
-                self.counters.withLock { $0 = before }
-            }
-            return (results, counters.lastSequence, counters.lastSequence != before.lastSequence)
         }
-        if outcome.2 { notifier.publish(outcome.1) }
+        try Self.saveCounters(db, counters, previous: before)
+        self.counters.withLock { $0 = counters }
+        db.afterNextTransaction { _ in } onRollback: { _ in
+            self.counters.withLock { $0 = before }
+        }
+        outcome.lastSequence = counters.lastSequence
+        outcome.changed = counters.lastSequence != before.lastSequence
+        return outcome
+    }
+
+    /// After a committed transaction: wakes the changes feed, logs the writes.
+    func finishCommit(_ outcome: CommitOutcome) {
+        if outcome.changed { notifier.publish(outcome.lastSequence) }
         if logger.logLevel <= .debug {
-            for case .success(let result) in outcome.0 {
+            for case .success(let result) in outcome.results {
                 logger.debug("saved \(result.docID) \(result.revID) seq \(result.sequence.map(String.init) ?? "-")")
             }
         }
-        return outcome.0
     }
 
     struct WriteContext {

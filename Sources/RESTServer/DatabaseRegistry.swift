@@ -5,4 +5,10 @@ import DocumentStore
 public protocol DatabaseRegistry: Sendable {
     func database(named name: String) -> DocumentStore?
     var databaseNames: [String] { get }
+    /// The conflict resolution of a database (nil: none).
+    func conflictMonitor(database name: String) -> ConflictMonitor?
+}
+
+extension DatabaseRegistry {
+    public func conflictMonitor(database name: String) -> ConflictMonitor? { nil }
 }

@@ -68,7 +68,7 @@ public struct RESTHandler: Sendable {
         }
         if first == "_metrics" {
             try allow(request, "GET,HEAD", request.isRead)
-            guard request.isAdmin else { throw HTTPFailure(.forbidden, "forbidden", "Metrics are on the admin port") }
+            try request.requireAdmin("Metrics are on the admin port")
             let text = (mesh?.metricsText() ?? "") + (metrics?.prometheusText ?? "")
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
@@ -76,7 +76,7 @@ public struct RESTHandler: Sendable {
         }
         if first == "_mesh" {
             try allow(request, "GET,HEAD", request.isRead)
-            guard request.isAdmin else { throw HTTPFailure(.forbidden, "forbidden", "The mesh status is on the admin port") }
+            try request.requireAdmin("The mesh status is on the admin port")
             guard let mesh else { throw HTTPFailure.notFound("no mesh") }
             return RESTResponse.json(mesh.meshStatus())
         }
@@ -95,11 +95,12 @@ public struct RESTHandler: Sendable {
         case "_revs_diff": return try await database.revsDiff()
         case "_compact": return try await database.compact()
         case "_purge": return try await database.purge()
+        case "_conflicts": return try await database.conflicts(monitor: registry.conflictMonitor(database: first))
         case "_replication": return try await database.replication(id: rest.dropFirst().first, controller: replications)
         case "_replicationStatus": return try await database.replicationStatus(id: rest.dropFirst().first, controller: replications)
         case "_peers":
             try allow(request, "GET,HEAD", request.isRead)
-            guard request.isAdmin else { throw HTTPFailure(.forbidden, "forbidden", "The mesh status is on the admin port") }
+            try request.requireAdmin("The mesh status is on the admin port")
             guard let peers = mesh?.meshPeers(database: first) else {
                 throw HTTPFailure.notFound("database '\(first)' takes no part in a mesh")
             }
@@ -119,6 +120,9 @@ public struct RESTHandler: Sendable {
                 throw HTTPFailure.badRequest("Only reserved document ids may start with underscore.")
             }
             if rest.count == 1 { return try await database.document(id: second) }
+            if rest.count == 2 && rest[1] == "_resolve" {
+                return try await database.resolve(docID: second, monitor: registry.conflictMonitor(database: first))
+            }
             return try await database.attachment(docID: second, name: rest.dropFirst().joined(separator: "/"))
         }
     }

@@ -49,6 +49,10 @@ struct RESTRequest: Sendable {
         }
         let buffer = try await collectBody(limit: limit)
         guard buffer.readableBytes > 0 else { throw .badRequest("Request body is empty: expected JSON") }
+        return try Self.parse(buffer)
+    }
+
+    private static func parse(_ buffer: ByteBuffer) throws(HTTPFailure) -> JSON {
         do {
             return try buffer.withUnsafeReadableBytes { raw throws(JSONError) in
                 try JSON.parse(UnsafeRawBufferPointer(raw).bindMemory(to: UInt8.self))
@@ -56,6 +60,21 @@ struct RESTRequest: Sendable {
         } catch {
             throw .badRequest("Invalid JSON: \(error)")
         }
+    }
+
+    /// A JSON object body, or nil when the request has no body.
+    func optionalJSONObjectBody(limit: Int) async throws(HTTPFailure) -> [String: JSON]? {
+        let buffer = try await collectBody(limit: limit)
+        guard buffer.readableBytes > 0 else { return nil }
+        guard let object = try Self.parse(buffer).objectValue else {
+            throw .badRequest("Request body must be a JSON object")
+        }
+        return object
+    }
+
+    /// Throws 403 unless the request came in on the admin port.
+    func requireAdmin(_ reason: String) throws(HTTPFailure) {
+        guard isAdmin else { throw HTTPFailure(.forbidden, "forbidden", reason) }
     }
 
     /// A JSON body that must be an object.

@@ -26,7 +26,7 @@ public enum ConfigLoader {
         "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers", "discovery",
     ]
     static let databaseKeys: Set<String> = [
-        "server", "revs_limit", "max_document_size", "durability", "replications", "mesh",
+        "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts",
     ]
 
     public static func load(path: String, base: NodeConfiguration = NodeConfiguration()) throws -> Loaded {
@@ -106,6 +106,49 @@ public enum ConfigLoader {
         return address
     }
 
+    /// `"conflicts": {"default": "winner", "types": {"task": "merge"}, "type_field": "type",
+    /// "resolver": "function(conflicts, base) {…}"}`.
+    private static func parseConflicts(_ value: JSON, into database: inout NodeConfiguration.Database) throws {
+        let name = database.name
+        guard let settings = value.objectValue else {
+            throw ConfigError(message: "database \"\(name)\": \"conflicts\" must be an object")
+        }
+        for key in settings.keys.sorted() where !["default", "types", "type_field", "resolver"].contains(key) {
+            throw ConfigError(message: "database \"\(name)\": unknown key \"\(key)\" in \"conflicts\" (use default, types, type_field, resolver)")
+        }
+        func string(_ key: String) throws -> String? {
+            guard let entry = settings[key] else { return nil }
+            guard let text = entry.stringValue, !text.isEmpty else {
+                throw ConfigError(message: "database \"\(name)\": conflicts \"\(key)\" must be a non-empty string")
+            }
+            return text
+        }
+        var types: [String: String] = [:]
+        if let entries = settings["types"] {
+            guard let object = entries.objectValue else {
+                throw ConfigError(message: "database \"\(name)\": conflicts \"types\" must be an object of policies by type")
+            }
+            for (type, policy) in object {
+                guard let text = policy.stringValue else {
+                    throw ConfigError(message: "database \"\(name)\": conflict policy of type \"\(type)\" must be a string")
+                }
+                types[type] = text
+            }
+        }
+        do {
+            database.conflicts = try ConflictPolicies(
+                parsingDefault: try string("default") ?? ConflictPolicy.default.description, byType: types,
+                typeField: try string("type_field") ?? "type")
+        } catch let error as ConflictPolicyError {
+            throw ConfigError(message: "database \"\(name)\": \(error.description)")
+        }
+        database.conflictResolver = try string("resolver")
+        let usesScript = database.conflicts.defaultPolicy == .js || database.conflicts.byType.values.contains(.js)
+        if usesScript && database.conflictResolver == nil {
+            throw ConfigError(message: "database \"\(name)\": the \"js\" conflict policy needs a \"resolver\" function in \"conflicts\"")
+        }
+    }
+
     private static func database(name: String, _ value: JSON, warnings: inout [String]) throws -> NodeConfiguration.Database {
         guard NodeConfiguration.isValidDatabaseName(name) else {
             throw ConfigError(message: "invalid database name \"\(name)\": use lowercase letters, digits and _$()+-, starting with a letter")
@@ -158,6 +201,9 @@ public enum ConfigLoader {
                 }
                 database.meshEnabled = value
             }
+        }
+        if let conflicts = object["conflicts"] {
+            try parseConflicts(conflicts, into: &database)
         }
         if let replications = object["replications"] {
             guard let entries = replications.objectValue else {

@@ -22,6 +22,11 @@ public struct NodeConfiguration: Sendable, Equatable {
         public var maxPeers = 8
         /// Take part in the mesh (discovery and static peers).
         public var meshEnabled = true
+        /// How conflicts are resolved (`"conflicts"`: default policy, per-type
+        /// policies, the type property).
+        public var conflicts = ConflictPolicies()
+        /// The `js` policy's function, `function(conflicts, base) {…}`.
+        public var conflictResolver: String?
 
         /// The mesh group in effect.
         public var group: String { meshGroup ?? name }

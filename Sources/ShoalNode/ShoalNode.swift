@@ -22,6 +22,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public let nodeID: String
     /// The mesh of each database that takes part in one, by database name.
     public let meshes: [String: MeshManager]
+    /// Conflict resolution of each database (§4), by database name.
+    public let conflictMonitors: [String: ConflictMonitor]
     /// HTTP request counters of both listeners.
     let requestMetrics = RequestMetrics()
     /// Replications created through the admin API, by database and ID (persisted).
@@ -51,6 +53,13 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 configuration: configuration.storeConfiguration(for: database), logger: Logger(label: "CRUD"))
         }
         self.stores = stores
+        var monitors: [String: ConflictMonitor] = [:]
+        for database in configuration.databases {
+            monitors[database.name] = ConflictMonitor(
+                store: stores[database.name]!, policies: database.conflicts,
+                script: try Self.conflictScript(for: database), logger: Logger(label: "Conflicts"))
+        }
+        conflictMonitors = monitors
         replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
         let nodeID = try NodeIdentity.load(dataDirectory: configuration.dataDirectory)
         self.nodeID = nodeID
@@ -105,6 +114,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         }
         running.withLock { $0 = Running(group: group, task: task) }
         let ports = try await ready.wait()
+        for monitor in conflictMonitors.values { monitor.start() }
         await startConfiguredReplications()
         await startStoredReplications()
         for mesh in meshes.values { await mesh.start() }
@@ -167,6 +177,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         }
         for mesh in meshes.values { await mesh.stop() }
         await replications.stopAll()
+        for monitor in conflictMonitors.values { await monitor.stop() }
     }
 
     private func closeStores() {

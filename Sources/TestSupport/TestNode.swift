@@ -10,9 +10,11 @@ public final class TestNode: Sendable {
     public let ports: ShoalNode.BoundPorts
     public let directory: TemporaryDirectory
 
-    /// Starts a node serving `databases` (in memory unless `persistent`).
+    /// Starts a node serving `databases` (in memory unless `persistent`), with
+    /// `conflicts` as every database's default conflict policy when given.
     public static func start(
         databases: [String] = ["db"], persistent: Bool = false, maxDocumentSize: Int? = nil,
+        conflicts: ConflictPolicy? = nil,
         directory given: TemporaryDirectory? = nil,
         configure: (inout NodeConfiguration) -> Void = { _ in }
     ) async throws -> TestNode {
@@ -26,6 +28,7 @@ public final class TestNode: Sendable {
         configuration.databases = databases.map { name in
             var database = NodeConfiguration.Database(name: name, inMemory: !persistent, durability: .normal)
             if let maxDocumentSize { database.maxDocumentSize = maxDocumentSize }
+            if let conflicts { database.conflicts = ConflictPolicies(default: conflicts) }
             return database
         }
         configure(&configuration)

@@ -32,7 +32,8 @@ import TestSupport
     }
 
     @Test func bulkDocsWithNewEditsFalseKeepsConflicts() async throws {
-        try await withNode { node in
+        // Policy none: the conflict stays for the client to resolve (CouchDB behaviour).
+        try await withNode(conflicts: ConflictPolicy.none) { node in
             let response = try await node.request("POST", "/db/_bulk_docs", json: [
                 "new_edits": false,
                 "docs": [

@@ -81,7 +81,8 @@ import TestSupport
     }
 
     @Test func conflictsViaNewEditsFalse() async throws {
-        try await withNode { node in
+        // Policy none: the conflict stays for the client to resolve (CouchDB behaviour).
+        try await withNode(conflicts: ConflictPolicy.none) { node in
             let rev1 = try #require(try await node.request("PUT", "/db/doc", json: ["v": 0]).rev)
             let digest1 = String(rev1.split(separator: "-")[1])
             let rev2 = try #require(try await node.request("PUT", "/db/doc", json: ["_rev": .string(rev1), "v": 1]).rev)

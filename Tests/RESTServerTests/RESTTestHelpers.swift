@@ -4,9 +4,9 @@ import TestSupport
 
 /// Runs `body` against a fresh in-memory node and stops it afterwards.
 func withNode(
-    maxDocumentSize: Int? = nil, _ body: (TestNode) async throws -> Void
+    maxDocumentSize: Int? = nil, conflicts: ConflictPolicy? = nil, _ body: (TestNode) async throws -> Void
 ) async throws {
-    let node = try await TestNode.start(maxDocumentSize: maxDocumentSize)
+    let node = try await TestNode.start(maxDocumentSize: maxDocumentSize, conflicts: conflicts)
     do {
         try await body(node)
     } catch {

@@ -4,9 +4,11 @@ import Testing
 import TestSupport
 
 /// Nodes of one test, stopped at the end.
-func withNodes(_ count: Int, persistent: Bool = false, _ body: ([TestNode]) async throws -> Void) async throws {
+func withNodes(
+    _ count: Int, persistent: Bool = false, conflicts: ConflictPolicy? = nil, _ body: ([TestNode]) async throws -> Void
+) async throws {
     var nodes: [TestNode] = []
-    for _ in 0..<count { nodes.append(try await TestNode.start(persistent: persistent)) }
+    for _ in 0..<count { nodes.append(try await TestNode.start(persistent: persistent, conflicts: conflicts)) }
     do {
         try await body(nodes)
     } catch {

@@ -26,7 +26,8 @@ import TestSupport
     }
 
     @Test func continuousBothWaysWithDeletesAndConflicts() async throws {
-        try await withNodes(2) { nodes in
+        // Policy none: both branches must stay on both nodes.
+        try await withNodes(2, conflicts: ConflictPolicy.none) { nodes in
             let (a, b) = (nodes[0], nodes[1])
             let base = try await a.put("shared", ["v": 0])
             try await b.replicate("sync", ["remote": .string(a.syncURL), "direction": "pushAndPull", "continuous": true])

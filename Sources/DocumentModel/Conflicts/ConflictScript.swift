@@ -12,6 +12,6 @@
 ///
 /// The function must be pure (no clock, no randomness, no node identity):
 /// every node runs it on the same input and must get the same result (§4 rule 1).
-public protocol ConflictScript {
+public protocol ConflictScript: Sendable {
     func resolve(conflicts: [JSON], base: JSON?) throws -> JSON?
 }

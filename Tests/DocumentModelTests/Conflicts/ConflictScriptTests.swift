@@ -2,7 +2,7 @@ import Testing
 @testable import DocumentModel
 
 /// A conflict script backed by a Swift closure; records its input.
-final class ClosureScript: ConflictScript {
+final class ClosureScript: ConflictScript, @unchecked Sendable {
     let body: ([JSON], JSON?) throws -> JSON?
     private(set) var calls: [(conflicts: [JSON], base: JSON?)] = []
 

@@ -1,0 +1,85 @@
+import DocumentModel
+import GRDB
+
+extension DocumentStore {
+    /// Resolves the conflict of `docID`, if it has one, and writes the resolution
+    /// (ARCHITECTURE.md §4): the live leaves' bodies and the merge base body are
+    /// read, `ConflictResolver` decides, and its revisions (a child of the winning
+    /// leaf and a tombstone on every other live leaf) are inserted with their
+    /// parents as history, all in one transaction, so the resolution and what it
+    /// saw cannot drift apart. A resolution is an ordinary change: it gets
+    /// sequences and replicates.
+    ///
+    /// - Parameters:
+    ///   - policies: the database's policies; the document's `type` picks one.
+    ///   - policy: applies this policy instead (`POST /{db}/{doc}/_resolve`).
+    ///   - script: the JavaScript function for the `js` policy.
+    /// - Returns: what the resolver decided (`.resolved` only when it was written).
+    public func resolveConflict(
+        docID: String, policies: ConflictPolicies, policy override: ConflictPolicy? = nil,
+        script: (any ConflictScript)? = nil
+    ) async throws(StoreError) -> ConflictOutcome {
+        let (outcome, commit) = try await write { db -> (ConflictOutcome, CommitOutcome?) in
+            guard let row = try DocumentRow.load(db, key: docID) else { throw StoreError.missing }
+            let tree = row.tree
+            guard tree.hasConflict else { return (.noConflict, nil) }
+            var bodies: [RevID: [String: JSON]] = [:]
+            for leaf in tree.liveLeaves {
+                if let body = try row.body(db, of: leaf) { bodies[leaf] = body }
+            }
+            var baseBody: [String: JSON]?
+            if let base = tree.mergeBase, tree.node(for: base)?.hasBody == true {
+                baseBody = try row.body(db, of: base)
+            }
+            let policy = override ?? policies.policy(for: tree, bodies: bodies)
+            let outcome = ConflictResolver.resolve(
+                tree: tree, bodies: bodies, mergeBaseBody: baseBody, policy: policy, script: script)
+            guard case .resolved(let resolution) = outcome else { return (outcome, nil) }
+            let prepared = resolution.revisions.map { revision in
+                Result { () throws(StoreError) in
+                    try self.prepare(DocumentUpdate(
+                        docID: docID, body: revision.body, deleted: revision.deleted,
+                        mode: .replicate(history: [revision.revID, revision.parent])))
+                }
+            }
+            let commit = try self.commit(prepared, db: db)
+            // All or nothing: a revision that cannot be stored rolls the resolution back.
+            for case .failure(let error) in commit.results { throw error }
+            return (outcome, commit)
+        }
+        if let commit { finishCommit(commit) }
+        return outcome
+    }
+
+    /// Stores the body of a revision the tree knows only as a bodiless placeholder
+    /// (a merge base fetched from a peer). The body must hash to the revision ID
+    /// (§2) given its parent in the tree; a body that does not is refused, so a
+    /// peer cannot slip a different base under a merge.
+    public func storeMissingBody(docID: String, rev: RevID, body: [String: JSON]) async throws(StoreError) {
+        guard let (tree, _) = try await read({ db in try DocumentRow.loadTree(db, key: docID) }),
+              let node = tree.node(for: rev) else {
+            throw StoreError.missing
+        }
+        if node.hasBody { return }
+        let expected = RevID.compute(
+            parent: tree.parent(of: rev), deleted: node.deleted, canonicalBody: RevisionBody.digestBody(body))
+        guard expected == rev else {
+            throw StoreError.badRequest("the body offered for \(docID) \(rev) does not match its revision ID")
+        }
+        _ = try await save(DocumentUpdate(docID: docID, body: body, deleted: node.deleted, mode: .replicate(history: [rev])))
+    }
+
+    /// IDs of the documents that have more than one live leaf, in changes-feed order,
+    /// with their latest sequence (for `GET /{db}/_conflicts` and the startup scan).
+    public func conflictedDocuments(since: UInt64 = 0, limit: Int = 1000) async throws(StoreError) -> [DocumentListing] {
+        var found: [DocumentListing] = []
+        var cursor = since
+        while found.count < limit {
+            let listings = try await changes(since: cursor, limit: 1000, docIDs: nil, activeOnly: false)
+            guard let last = listings.last else { break }
+            found += listings.filter { $0.tree.hasConflict }.prefix(limit - found.count)
+            cursor = last.sequence
+        }
+        return found
+    }
+}
