@@ -10,7 +10,9 @@ import Synchronization
 ///
 /// The loop reads the feed in order from sequence 0 at start, then wakes on every
 /// commit and waits `settle` before reading, so revisions arriving together
-/// (one replicated batch) are resolved together rather than pairwise.
+/// (one replicated batch) are resolved together rather than pairwise. Conflicts
+/// that wait for a merge base body are tried again every `retryInterval` while
+/// nothing changes (the provider asks the connected peers).
 public final class ConflictMonitor: Sendable {
     /// Fetches the body of a merge base this node lacks (from a peer), or nil.
     public typealias MergeBaseProvider = @Sendable (_ docID: String, _ rev: RevID) async -> [String: JSON]?
@@ -38,16 +40,19 @@ public final class ConflictMonitor: Sendable {
     public let policies: ConflictPolicies
     private let script: (any ConflictScript)?
     private let settle: Duration
+    private let retryInterval: Duration
     private let logger: Logger
     private let state = Mutex(State())
     private let provider = Mutex<MergeBaseProvider?>(nil)
 
     public init(store: DocumentStore, policies: ConflictPolicies, script: (any ConflictScript)? = nil,
-                settle: Duration = .milliseconds(50), logger: Logger = Logger(label: "Conflicts")) {
+                settle: Duration = .milliseconds(50), retryInterval: Duration = .seconds(2),
+                logger: Logger = Logger(label: "Conflicts")) {
         self.store = store
         self.policies = policies
         self.script = script
         self.settle = settle
+        self.retryInterval = retryInterval
         self.logger = logger
     }
 
@@ -99,7 +104,13 @@ public final class ConflictMonitor: Sendable {
                 cursor = last.sequence
                 continue
             }
-            guard await store.waitForChange(after: cursor, timeout: .seconds(3600)) else { continue }
+            let waiting = waitingForMergeBase
+            guard await store.waitForChange(after: cursor, timeout: waiting.isEmpty ? .seconds(3600) : retryInterval) else {
+                // Nothing changed: try again the conflicts that wait for a merge base
+                // (a peer that has it may have connected since).
+                for docID in waiting.keys.sorted() where !Task.isCancelled { await resolve(docID) }
+                continue
+            }
             try? await Task.sleep(for: settle)
         }
     }

@@ -72,7 +72,6 @@ enum ReplicationMessages {
         BLIPError(domain: httpDomain, code: error.httpStatus, message: error.reason)
     }
 
-    /// The `_attachments` of a stored body as sent in a `rev`: metadata with `stub: true`.
     /// The `rev` body for a stored revision: the stored bytes as they are, unless
     /// the revision has attachments (then they are marked as stubs). Nil when the
     /// stored body cannot be read.
@@ -86,6 +85,7 @@ enum ReplicationMessages {
 
     private static let attachmentsKey = Array(#""_attachments":"#.utf8)
 
+    /// The `_attachments` of a stored body as sent in a `rev`: metadata with `stub: true`.
     static func outgoingBody(_ body: [String: JSON]) -> [String: JSON] {
         guard let attachments = body["_attachments"]?.objectValue else { return body }
         var result = body

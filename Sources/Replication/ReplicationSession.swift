@@ -39,6 +39,8 @@ public final class ReplicationSession: Sendable {
         connection.setHandler(for: ReplicationMessages.subChanges) { [self] in try await handleSubChanges($0) }
         connection.setHandler(for: ReplicationMessages.getAttachment) { [self] in try await handleGetAttachment($0) }
         connection.setHandler(for: ReplicationMessages.proveAttachment) { [self] in try await handleProveAttachment($0) }
+        connection.setHandler(for: RevisionSources.profile) { [self] in try await handleGetRev($0) }
+        RevisionSources.register(self)
     }
 
     /// Stops serving the peer (call when the connection has ended).
@@ -49,6 +51,7 @@ public final class ReplicationSession: Sendable {
         }
         for task in tasks { task.cancel() }
         receiver.endPull()
+        RevisionSources.unregister(self)
     }
 
     // MARK: Checkpoints (stored as local documents `checkpoint/<client>`)

@@ -114,7 +114,11 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         }
         running.withLock { $0 = Running(group: group, task: task) }
         let ports = try await ready.wait()
-        for monitor in conflictMonitors.values { monitor.start() }
+        for monitor in conflictMonitors.values {
+            let store = monitor.store
+            monitor.setMergeBaseProvider { docID, rev in await RevisionSources.fetch(store: store, docID: docID, rev: rev) }
+            monitor.start()
+        }
         await startConfiguredReplications()
         await startStoredReplications()
         for mesh in meshes.values { await mesh.start() }

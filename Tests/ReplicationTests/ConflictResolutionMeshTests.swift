@@ -129,3 +129,48 @@ extension Array where Element: Sendable {
         return false
     }
 }
+
+/// A node that holds only a placeholder of the merge base fetches its body from
+/// a peer with the Shoal extension message `shoal/getRev`, then merges.
+@Suite struct MergeBaseFetchTests {
+    @Test func missingMergeBaseIsFetchedFromThePeer() async throws {
+        // The holder keeps the conflict (policy none) and has the base body; the
+        // other node merges but learns the base only as a placeholder.
+        let holder = try await TestNode.start(conflicts: ConflictPolicy.none)
+        let merger = try await TestNode.start(conflicts: ConflictPolicy.merge)
+        do {
+            let base: [String: JSON] = ["name": "a", "n": 1]
+            let baseRev = try #require(try await holder.request("PUT", "/db/doc", json: .object(base)).json["rev"]?.stringValue)
+            var leaves: [JSON] = []
+            for body in [["name": "b", "n": 1], ["name": "a", "n": 2]] as [[String: JSON]] {
+                let digest = RevID.compute(parent: RevID(baseRev), deleted: false, canonicalBody: RevisionBody.digestBody(body)).digest
+                var doc = body
+                doc["_id"] = "doc"
+                doc["_rev"] = .string("2-\(digest)")
+                doc["_revisions"] = ["start": 2, "ids": [.string(digest), .string(String(baseRev.split(separator: "-")[1]))]]
+                leaves.append(.object(doc))
+            }
+            for node in [holder, merger] {
+                let response = try await node.request("POST", "/db/_bulk_docs", json: ["new_edits": false, "docs": .array(leaves)])
+                #expect(response.status == 201, "\(response)")
+            }
+            // Alone, the merger cannot resolve: it waits for the base.
+            #expect(try await eventually {
+                try await merger.request("GET", "/db/_conflicts", admin: true).json["rows"]?[0]?["waiting_for_merge_base"] == .string(baseRev)
+            })
+            // Once connected to the holder, it fetches the base and merges.
+            try await merger.replicate("link", ["remote": .string(holder.syncURL), "direction": "pull", "continuous": true])
+            #expect(try await eventually(timeout: .seconds(20)) {
+                let doc = try await merger.request("GET", "/db/doc?conflicts=true").json
+                return doc["name"] == "b" && doc["n"] == 2 && doc["_conflicts"] == nil
+            })
+            #expect(try await merger.request("GET", "/db/doc?rev=\(baseRev)").json["name"] == "a")
+        } catch {
+            await holder.stop()
+            await merger.stop()
+            throw error
+        }
+        await holder.stop()
+        await merger.stop()
+    }
+}
