@@ -98,6 +98,18 @@ def expand_ids(spec):
 # ----------------------------------------------------------------- writer
 
 
+# The shared "hot" documents of the chaos test carry a type, so a database with
+# per-type conflict policies resolves them in different ways (scripts/chaos --conflicts).
+HOT_TYPES = ("task", "note", "counter", "plain")
+
+
+def hot_type(doc_id):
+    """The type of hot-K (HOT_TYPES[K % 4]); None for other documents."""
+    if doc_id.startswith("hot-") and doc_id[4:].isdigit():
+        return HOT_TYPES[int(doc_id[4:]) % len(HOT_TYPES)]
+    return None
+
+
 class Writer:
     def __init__(self, args):
         self.args = args
@@ -165,6 +177,9 @@ class Writer:
         """One PUT; on 409 re-read the winner and try again (a few times)."""
         for attempt in range(5):
             body = self.body()
+            doc_type = hot_type(doc_id)
+            if doc_type:
+                body["type"] = doc_type
             try:
                 if update:
                     rev = self.known.get(doc_id)
