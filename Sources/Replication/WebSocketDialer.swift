@@ -37,28 +37,22 @@ public struct WebSocketDialer: BLIPDialer {
         // A peer behind a partition may accept nothing and answer nothing: give up on
         // the connect + upgrade after a while (the session itself has heartbeats).
         let fields = headers
-        let started = Flag()
+        let attempt = DialAttempt()
         let dialTimeout = max(Duration.seconds(5), heartbeat * 3)
-        do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { [configuration, logger] in
-                    try await BLIPWebSocket.connect(
-                        url: url, headers: fields, heartbeat: heartbeat, configuration: configuration, logger: logger
-                    ) { connection in
-                        started.value = true
-                        try await session(connection)
-                    }
+        try await attempt.run(
+            deadline: dialTimeout, timeoutError: DialError("no answer from \(url) within \(dialTimeout)", permanent: false)
+        ) { [configuration, logger] in
+            do {
+                try await BLIPWebSocket.connect(
+                    url: url, headers: fields, heartbeat: heartbeat, configuration: configuration, logger: logger
+                ) { connection in
+                    // An abandoned attempt that connects late closes at once.
+                    guard attempt.start() else { return }
+                    try await session(connection)
                 }
-                group.addTask {
-                    try await Task.sleep(for: dialTimeout)
-                    if !started.value { throw DialError("no answer from \(url) within \(dialTimeout)", permanent: false) }
-                    try await Task.sleep(for: .seconds(365 * 24 * 3600))
-                }
-                defer { group.cancelAll() }
-                try await group.next()
+            } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
+                throw await Self.explainRefusal(url: url, authorization: fields[.authorization])
             }
-        } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
-            throw await Self.explainRefusal(url: url, authorization: headers[.authorization])
         }
     }
 

@@ -67,7 +67,7 @@ public enum HTTPTestClient {
         return try parse(try readAll(fd))
     }
 
-    private static func connect(port: Int, timeout: TimeInterval) throws -> Int32 {
+    static func connect(port: Int, timeout: TimeInterval) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
