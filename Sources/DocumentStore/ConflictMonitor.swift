@@ -27,6 +27,8 @@ public final class ConflictMonitor: Sendable {
         public var kept = 0
         /// Resolutions that failed (a `js` error, a missing leaf body).
         public var failed = 0
+
+        public init() {}
     }
 
     private struct State {

@@ -220,22 +220,27 @@ public final class MeshManager: Sendable {
             return MeshPeer(
                 nodeID: nodeID, url: dial.url, source: dial.source, dialing: true,
                 state: status.state.rawValue, connectedSince: connected ? dial.since : nil,
-                docsPushed: status.docsPushed, docsPulled: status.docsPulled, lastError: status.lastError)
+                docsPushed: status.docsPushed, docsPulled: status.docsPulled,
+                bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)
         }
         result += inbound.map { link in
             let status = link.progress.status
             return MeshPeer(
                 nodeID: link.nodeID, url: nil, source: .inbound, dialing: false, state: "connected",
                 connectedSince: link.since, docsPushed: status.docsPushed, docsPulled: status.docsPulled,
-                lastError: status.lastError)
+                bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)
         }
         return result.sorted { ($0.nodeID ?? $0.url ?? "") < ($1.nodeID ?? $1.url ?? "") }
     }
 
-    /// Counts for metrics: connected peers, documents in and out.
-    public var totals: (connected: Int, pushed: Int, pulled: Int) {
-        peers.reduce((0, 0, 0)) { sum, peer in
-            (sum.0 + (peer.connectedSince != nil ? 1 : 0), sum.1 + peer.docsPushed, sum.2 + peer.docsPulled)
+    /// Counts for metrics: connected peers, documents and bytes in and out.
+    public var totals: MeshTotals {
+        peers.reduce(into: MeshTotals()) { sum, peer in
+            if peer.connectedSince != nil { sum.connected += 1 }
+            sum.pushed += peer.docsPushed
+            sum.pulled += peer.docsPulled
+            sum.bytesOut += peer.bytesSent
+            sum.bytesIn += peer.bytesReceived
         }
     }
 }

@@ -18,6 +18,8 @@ public struct MeshPeer: Sendable, Equatable {
     public var connectedSince: Date?
     public var docsPushed = 0
     public var docsPulled = 0
+    public var bytesSent = 0
+    public var bytesReceived = 0
     public var lastError: String?
 
     public var json: JSON {
@@ -27,6 +29,8 @@ public struct MeshPeer: Sendable, Equatable {
             "state": .string(state),
             "docs_pushed": .int(Int64(docsPushed)),
             "docs_pulled": .int(Int64(docsPulled)),
+            "bytes_sent": .int(Int64(bytesSent)),
+            "bytes_received": .int(Int64(bytesReceived)),
         ]
         if let nodeID { object["node_id"] = .string(nodeID) }
         if let url { object["address"] = .string(url) }
@@ -36,4 +40,15 @@ public struct MeshPeer: Sendable, Equatable {
         if let lastError { object["last_error"] = .string(lastError) }
         return .object(object)
     }
+}
+
+/// A mesh's counters summed over its peers (for metrics).
+public struct MeshTotals: Sendable, Equatable {
+    public var connected = 0
+    public var pushed = 0
+    public var pulled = 0
+    public var bytesOut = 0
+    public var bytesIn = 0
+
+    public init() {}
 }

@@ -41,6 +41,7 @@ public final class ReplicationSession: Sendable {
         connection.setHandler(for: ReplicationMessages.proveAttachment) { [self] in try await handleProveAttachment($0) }
         connection.setHandler(for: RevisionSources.profile) { [self] in try await handleGetRev($0) }
         RevisionSources.register(self)
+        progress.track(connection)
     }
 
     /// Stops serving the peer (call when the connection has ended).
@@ -52,6 +53,7 @@ public final class ReplicationSession: Sendable {
         for task in tasks { task.cancel() }
         receiver.endPull()
         RevisionSources.unregister(self)
+        progress.untrack(connection)
     }
 
     // MARK: Checkpoints (stored as local documents `checkpoint/<client>`)

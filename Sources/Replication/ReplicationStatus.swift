@@ -1,3 +1,4 @@
+import BLIP
 import Synchronization
 
 /// A snapshot of a replication's state and counters (Sync Gateway's
@@ -16,6 +17,10 @@ public struct ReplicationStatus: Sendable, Equatable {
     public var docsFailedPull = 0
     /// Attachment bytes fetched from the peer.
     public var attachmentBytesPulled = 0
+    /// BLIP bytes (frames, as sent over the WebSocket) to and from the peer, over
+    /// every connection of this replication.
+    public var bytesSent = 0
+    public var bytesReceived = 0
     public var lastError: String?
 
     public init() {}
@@ -24,10 +29,35 @@ public struct ReplicationStatus: Sendable, Equatable {
 /// Live, thread-safe counters of one replication (or one passive session).
 public final class ReplicationProgress: Sendable {
     private let state = Mutex(ReplicationStatus())
+    /// Connections in use, whose byte counts are added to the status live.
+    private let connections = Mutex<[ObjectIdentifier: BLIPConnection]>([:])
 
     public init() {}
 
-    public var status: ReplicationStatus { state.withLock { $0 } }
+    public var status: ReplicationStatus {
+        var status = state.withLock { $0 }
+        for connection in connections.withLock({ Array($0.values) }) {
+            let statistics = connection.statistics
+            status.bytesSent += statistics.bytesSent
+            status.bytesReceived += statistics.bytesReceived
+        }
+        return status
+    }
+
+    /// Counts `connection`'s bytes from now on (until `untrack`).
+    func track(_ connection: BLIPConnection) {
+        connections.withLock { $0[ObjectIdentifier(connection)] = connection }
+    }
+
+    /// Keeps the final byte counts of a connection that ended.
+    func untrack(_ connection: BLIPConnection) {
+        guard connections.withLock({ $0.removeValue(forKey: ObjectIdentifier(connection)) }) != nil else { return }
+        let statistics = connection.statistics
+        state.withLock { status in
+            status.bytesSent += statistics.bytesSent
+            status.bytesReceived += statistics.bytesReceived
+        }
+    }
 
     func update(_ change: (inout ReplicationStatus) -> Void) {
         state.withLock { change(&$0) }

@@ -1,4 +1,5 @@
 import DocumentModel
+import DocumentStore
 import Mesh
 import RESTServer
 
@@ -43,13 +44,26 @@ extension ShoalNode {
         }
         let names = databaseNames.sorted()
         func label(_ db: String) -> String { "{db=\"\(db)\"}" }
-        let meshTotals = names.map { ($0, meshes[$0]?.totals ?? (connected: 0, pushed: 0, pulled: 0)) }
+        let meshTotals = names.map { ($0, meshes[$0]?.totals ?? MeshTotals()) }
         metric("shoal_mesh_peers_connected", "gauge", "Mesh peers with a live connection.",
                meshTotals.map { (label($0.0), $0.1.connected) })
         metric("shoal_replication_docs_out_total", "counter", "Revisions sent to mesh peers.",
                meshTotals.map { (label($0.0), $0.1.pushed) })
         metric("shoal_replication_docs_in_total", "counter", "Revisions received from mesh peers.",
                meshTotals.map { (label($0.0), $0.1.pulled) })
+        metric("shoal_replication_bytes_out_total", "counter", "BLIP bytes sent to mesh peers.",
+               meshTotals.map { (label($0.0), $0.1.bytesOut) })
+        metric("shoal_replication_bytes_in_total", "counter", "BLIP bytes received from mesh peers.",
+               meshTotals.map { (label($0.0), $0.1.bytesIn) })
+        let resolvers = names.map { ($0, conflictMonitors[$0]?.counters ?? ConflictMonitor.Counters()) }
+        metric("shoal_conflicts_resolved_total", "counter", "Conflicts this node resolved (wrote a resolution).",
+               resolvers.map { (label($0.0), $0.1.resolved) })
+        metric("shoal_conflict_revisions_written_total", "counter", "Revisions written by this node's resolutions.",
+               resolvers.map { (label($0.0), $0.1.revisionsWritten) })
+        metric("shoal_conflicts_failed_total", "counter", "Resolutions that failed (js error, missing body).",
+               resolvers.map { (label($0.0), $0.1.failed) })
+        metric("shoal_conflicts_waiting_for_merge_base", "gauge", "Conflicts waiting for a merge base body from a peer.",
+               names.map { (label($0), conflictMonitors[$0]?.waitingForMergeBase.count ?? 0) })
         var documents: [(String, Int)] = []
         var sequences: [(String, Int)] = []
         var sizes: [(String, Int)] = []

@@ -44,6 +44,12 @@ import TestSupport
         #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
         #expect(metrics.text.contains("shoal_mesh_peers_connected{db=\"db\"} 2"), "\(metrics.text)")
         #expect(metrics.text.contains("shoal_documents{db=\"db\"} 30"))
+        // Replication bytes in and out are counted (30 documents came through the mesh).
+        for name in ["shoal_replication_bytes_out_total", "shoal_replication_bytes_in_total"] {
+            let line = metrics.text.split(separator: "\n").first { $0.hasPrefix(name + "{") }
+            #expect((line?.split(separator: " ").last.flatMap { Int($0) } ?? 0) > 1000, "\(name): \(line ?? "missing")")
+        }
+        #expect(metrics.text.contains("shoal_conflicts_resolved_total{db=\"db\"} 0"))
         #expect(metrics.text.contains("shoal_http_requests_total{method=\"PUT\",status=\"201\"} 10"))
         // The node ID persists in the data directory.
         let stored = try String(contentsOfFile: a.directory.path + "/node-id", encoding: .utf8)
