@@ -103,6 +103,19 @@ let package = Package(
             path: "Benchmarks/ReplicationPull",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "ConflictResolution",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "DocumentModel", package: "Shoal"),
+                .product(name: "DocumentStore", package: "Shoal"),
+                .product(name: "Replication", package: "Shoal"),
+                .product(name: "ShoalNode", package: "Shoal"),
+            ],
+            path: "Benchmarks/ConflictResolution",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
