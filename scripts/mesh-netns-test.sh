@@ -13,7 +13,8 @@
 #      connected in GET /db/_peers (target <= 6 s). Same after host 3 is
 #      isolated (nftables drop: no FIN/RST, only heartbeats notice; reported).
 #   3. partition {1} | {2,3}, writes on both sides (also the same documents:
-#      conflicts), heal: time to convergence (converge-check) and no
+#      conflicts, which the default winner policy resolves), heal: time to
+#      convergence (converge-check, no conflict left) and no
 #      acknowledged write lost (ledger.py verify).
 #
 # Exit 0 pass, 1 fail, 77 skipped (not root, tools or the node binary missing;
@@ -186,7 +187,7 @@ sleep 1
 "$CC" --netlab --quiet --max-diffs 0 | head -1
 t0=$(now)
 "$NL" heal
-out=$("$CC" --netlab --wait 60 --quiet --expect-conflicts 10) || fail "not converged after the heal"
+out=$("$CC" --netlab --wait 60 --quiet --expect-conflicts 0) || fail "not converged (or conflicts left) after the heal"
 echo "$out"
 hc=$(grep -o "^converged [0-9.]*s after netlab 'heal'" <<<"$out" | awk '{print $2}')
 timing "heal of {1}|{2,3} (700 new docs + 10 conflicts) -> converged" "${hc:-none}"

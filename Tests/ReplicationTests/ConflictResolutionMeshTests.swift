@@ -58,6 +58,7 @@ import TestSupport
             revs["task-\(i)"] = try await first.put("task-\(i)", ["type": "task", "name": .string("Buy milk \(i)"), "complete": false])
             revs["list-\(i)"] = try await first.put("list-\(i)", ["type": "task-list", "name": .string("Groceries \(i)")])
             revs["clash-\(i)"] = try await first.put("clash-\(i)", ["type": "task", "name": "same", "n": 0])
+            revs["del-\(i)"] = try await first.put("del-\(i)", ["type": "task", "name": "old", "n": 0])
         }
         for (index, node) in nodes.dropFirst().enumerated() { try await Self.sync(first, node, "seed\(index)", continuous: false) }
 
@@ -70,6 +71,9 @@ import TestSupport
             _ = try await b.put("list-\(i)", ["_rev": .string(revs["list-\(i)"]!), "type": "task-list", "name": .string("Shopping \(i)")])
             _ = try await a.put("clash-\(i)", ["_rev": .string(revs["clash-\(i)"]!), "type": "task", "name": "from a", "n": 1])
             _ = try await b.put("clash-\(i)", ["_rev": .string(revs["clash-\(i)"]!), "type": "task", "name": "from b", "n": 0])
+            // Deleted on one side, edited on the other: the edit is the only live leaf.
+            try await a.request("DELETE", "/db/del-\(i)?rev=\(revs["del-\(i)"]!)").expectStatus(200)
+            _ = try await b.put("del-\(i)", ["_rev": .string(revs["del-\(i)"]!), "type": "task", "name": "kept", "n": 1])
         }
         for group in [groupA, groupB] {
             for (index, node) in group.dropFirst().enumerated() { try await Self.sync(group[0], node, "group\(index)", continuous: false) }
@@ -107,6 +111,10 @@ import TestSupport
             let clash = try await first.request("GET", "/db/clash-\(i)").json
             #expect(["from a", "from b"].contains(clash["name"]?.stringValue ?? ""))
             #expect(clash["n"] == 1)
+            // The edit survives the delete on every node, and no resolution was needed.
+            let deleted = try await first.request("GET", "/db/del-\(i)?conflicts=true&deleted_conflicts=true").json
+            #expect(deleted["name"] == "kept" && deleted["_conflicts"] == nil)
+            #expect(deleted["_deleted_conflicts"]?.arrayValue?.count == 1)
         }
         // Revisions written by resolutions, summed over the nodes, may count the same
         // revision on several nodes; the distinct revisions are what one node writes.
