@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "RESTServer", targets: ["RESTServer"]),
         .library(name: "ShoalNode", targets: ["ShoalNode"]),
         .library(name: "JSEngine", targets: ["JSEngine"]),
+        .library(name: "AccessControl", targets: ["AccessControl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -26,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Pure values: JSON, canonical encoding, RevID, RevTree, winner order. No I/O.
@@ -73,6 +75,18 @@ let package = Package(
         // JavaScript functions (js conflict resolvers, sync functions): one Duktape heap and
         // thread per function, a time budget per call, host functions.
         .target(name: "JSEngine", dependencies: ["CDuktape", "DocumentModel"], exclude: ["JSEngine.md"]),
+        // Users, roles, channels, the sync function, authentication (ARCHITECTURE.md §6).
+        .target(
+            name: "AccessControl",
+            dependencies: [
+                "DocumentModel",
+                "DocumentStore",
+                "JSEngine",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Avahi's Bonjour-compatible DNS-SD library (dns_sd.h).
         .systemLibrary(name: "CDNSSD"),
         // DNS-SD register/browse/resolve through the host's avahi-daemon, static peers. Knows nothing of documents.
@@ -103,6 +117,7 @@ let package = Package(
         .target(
             name: "RESTServer",
             dependencies: [
+                "AccessControl",
                 "BLIP",
                 "DocumentModel",
                 "DocumentStore",
@@ -118,6 +133,7 @@ let package = Package(
         .target(
             name: "ShoalNode",
             dependencies: [
+                "AccessControl",
                 "DocumentModel",
                 "DocumentStore",
                 "JSEngine",
@@ -163,6 +179,7 @@ let package = Package(
         ),
         // Depends on the executable so that `swift test` builds it for the crash test.
         .testTarget(name: "JSEngineTests", dependencies: ["JSEngine", "DocumentModel"]),
+        .testTarget(name: "AccessControlTests", dependencies: ["AccessControl", "DocumentStore", "TestSupport"]),
         .testTarget(name: "ShoalNodeTests", dependencies: ["ShoalNode", "TestSupport", "shoal"]),
     ],
     swiftLanguageModes: [.v6]

@@ -18,12 +18,16 @@ extension DocumentStore {
         let revID: RevID
         let body: [String: JSON]
         var encoded: [UInt8]?
+        /// The parent's body and deleted flag, for the gate.
+        var parentBody: [String: JSON]?
+        var parentDeleted = false
         switch update.mode {
         case .edit(let requestedParent):
             let parent = try editParent(requested: requestedParent, tree: tree, deleting: update.deleted)
             let generation = (parent?.generation ?? 0) + 1
-            let parentAttachments = try parent.flatMap { try existing?.body(db, of: $0) }
-                .map { AttachmentInfo.parse($0["_attachments"]) } ?? [:]
+            parentBody = try parent.flatMap { try existing?.body(db, of: $0) }
+            parentDeleted = parent.flatMap { tree.node(for: $0)?.deleted } ?? false
+            let parentAttachments = parentBody.map { AttachmentInfo.parse($0["_attachments"]) } ?? [:]
             body = try resolveBody(update, generation: generation, ancestors: [parentAttachments], blobs: context.blobs)
             let bytes = try update.encoded ?? encode(body, maxSize: context.maxSize)
             encoded = bytes
@@ -54,6 +58,10 @@ extension DocumentStore {
                 }
             }
             body = try resolveBody(update, generation: revID.generation, ancestors: ancestors, blobs: context.blobs)
+            if context.gate != nil, history.count > 1, let existing, let parentNode = tree.node(for: history[1]) {
+                parentDeleted = parentNode.deleted
+                if parentNode.hasBody { parentBody = try existing.body(db, of: history[1]) }
+            }
             if tree.contains(revID) {
                 // Known placeholder without a body (an ancestor we learned from a history):
                 // store the body now; no new sequence.
@@ -70,6 +78,9 @@ extension DocumentStore {
         }
 
         let bytes = try encoded ?? encode(body, maxSize: context.maxSize)
+        let access = try evaluateGate(
+            context, docID: update.docID, revID: revID, body: body, deleted: update.deleted,
+            parentBody: parentBody, parentDeleted: parentDeleted)
         let removed = tree.stem(limit: context.revsLimit)
         if let existing {
             try storeBody(db, existing: existing, tree: tree, rev: revID, bytes: bytes, sequence: sequence)
@@ -85,6 +96,12 @@ extension DocumentStore {
                 update.docID, Int64(sequence), revID.description, tree.isDeleted, tree.hasConflict,
                 Data(tree.serialized()), Data(bytes),
             ])
+        }
+        if access != nil {
+            let docRow = existing?.rowID ?? db.lastInsertedRowID
+            let forget = try db.cachedStatement(sql: "DELETE FROM rev_access WHERE doc = ? AND rev = ?")
+            for rev in removed { try forget.execute(arguments: [docRow, rev.description]) }
+            try recordAccess(db, docRow: docRow, rev: revID, access: access, winner: tree.winner!, sequence: sequence)
         }
         counters.lastSequence = sequence
         counters.docCount += Int64((tree.isDeleted ? 0 : 1) - (wasLive ? 1 : 0))
@@ -114,6 +131,9 @@ extension DocumentStore {
             }
         }
         guard tree.contains(revID) else { return nil }
+        let access = try evaluateGate(
+            context, docID: update.docID, revID: revID, body: update.properties, deleted: update.deleted,
+            parentBody: nil, parentDeleted: false)
         tree.stem(limit: context.revsLimit)
         let statement = try db.cachedStatement(sql: """
             INSERT INTO docs(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -124,6 +144,7 @@ extension DocumentStore {
             Data(tree.serialized()), Data(bytes),
         ])
         guard db.changesCount == 1 else { return nil }
+        try recordAccess(db, docRow: db.lastInsertedRowID, rev: revID, access: access, winner: revID, sequence: sequence)
         counters.lastSequence = sequence
         if !tree.isDeleted { counters.docCount += 1 }
         return WriteResult(docID: update.docID, revID: revID, sequence: sequence)

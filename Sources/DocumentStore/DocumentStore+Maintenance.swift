@@ -92,6 +92,7 @@ extension DocumentStore {
                 if targets == leaves {
                     try db.execute(sql: "DELETE FROM revs WHERE doc = ?", arguments: [doc.rowID])
                     try db.execute(sql: "DELETE FROM docs WHERE id = ?", arguments: [doc.rowID])
+                    try Self.removeAccess(db, docRow: doc.rowID)
                     if wasLive { counters.docCount -= 1 }
                     purged.append((docID, doc.tree.leaves.filter(targets.contains)))
                     continue
@@ -111,6 +112,12 @@ extension DocumentStore {
                         Int64(counters.lastSequence), tree.winner!.description, tree.isDeleted, tree.hasConflict,
                         Data(tree.serialized()), body.map { Data($0) }, doc.rowID,
                     ])
+                for rev in removed {
+                    try db.execute(sql: "DELETE FROM rev_access WHERE doc = ? AND rev = ?", arguments: [doc.rowID, rev.description])
+                }
+                if tree.winner != doc.tree.winner, let winner = tree.winner {
+                    try Self.indexWinnerAccess(db, docRow: doc.rowID, winner: winner, access: nil, sequence: counters.lastSequence)
+                }
                 counters.docCount += Int64((tree.isDeleted ? 0 : 1) - (wasLive ? 1 : 0))
                 purged.append((docID, doc.tree.leaves.filter(targets.contains)))
             }

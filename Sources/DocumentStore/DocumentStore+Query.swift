@@ -25,6 +25,9 @@ public struct AllDocsQuery: Sendable {
     public var includeBodies = false
     /// Only documents with more than one live leaf.
     public var onlyConflicts = false
+    /// Only documents currently in at least one of these channels (a user's view);
+    /// nil for all documents.
+    public var channels: Set<String>?
 
     public init() {}
 }
@@ -67,6 +70,11 @@ extension DocumentStore {
                 arguments += [high]
             }
             if query.onlyConflicts { sql += " AND conflicted = 1" }
+            if let channels = query.channels {
+                sql += " AND EXISTS (SELECT 1 FROM doc_channels c WHERE c.doc = docs.id AND c.removed = 0"
+                sql += " AND c.channel IN (\(channels.map { _ in "?" }.joined(separator: ","))))"
+                arguments += StatementArguments(Array(channels))
+            }
             sql += " ORDER BY key \(query.descending ? "DESC" : "ASC")"
             sql += " LIMIT \(query.limit.map { max(0, $0) } ?? -1) OFFSET \(max(0, query.skip))"
             return try Self.listings(db, sql: sql, arguments: arguments)
@@ -89,7 +97,7 @@ extension DocumentStore {
         try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map(listing)
     }
 
-    private static func listing(_ row: Row) throws -> DocumentListing {
+    static func listing(_ row: Row) throws -> DocumentListing {
         let key: String = row[0]
         let treeBytes: Data = row[2]
         let tree: RevTree

@@ -12,6 +12,14 @@ extension DocumentStore {
     /// - `local_docs`: `_local/` documents, not replicated, revisions `0-N`.
     /// - `meta`: counters (`last_seq`, `doc_count`, `purge_seq`).
     /// - `info`: text facts (`uuid`: this database's identity, fixed at creation).
+    /// - `rev_access`: what each revision means for access (`RevisionAccess` as JSON),
+    ///   written when a `RevisionGate` is installed.
+    /// - `doc_channels`: each document's channels (those of its winning revision), with
+    ///   the sequence of its latest change in that channel, or of its removal from it.
+    /// - `access_grants`, `role_grants`: the grants of each document's winning revision
+    ///   (`access()`, `role()`), with the sequence at which each grant first took effect.
+    /// - `principals`: users and roles (their JSON, password hashes included).
+    /// - `sessions`: login sessions (`SyncGatewaySession` cookies).
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -51,6 +59,55 @@ extension DocumentStore {
                 CREATE TABLE info (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
                 INSERT INTO info(key, value) VALUES ('uuid', ?);
                 """, arguments: [UUID().uuidString.lowercased()])
+        }
+        migrator.registerMigration("v3-access") { db in
+            try db.execute(sql: """
+                CREATE TABLE rev_access (
+                    doc INTEGER NOT NULL,
+                    rev TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    PRIMARY KEY (doc, rev)
+                ) WITHOUT ROWID;
+                CREATE TABLE doc_channels (
+                    channel TEXT NOT NULL,
+                    doc INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    rev TEXT NOT NULL,
+                    removed INTEGER NOT NULL,
+                    PRIMARY KEY (channel, doc)
+                ) WITHOUT ROWID;
+                CREATE INDEX doc_channels_by_seq ON doc_channels(channel, seq);
+                CREATE INDEX doc_channels_by_doc ON doc_channels(doc);
+                CREATE TABLE access_grants (
+                    grantee TEXT NOT NULL,
+                    channel TEXT NOT NULL,
+                    doc INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (grantee, channel, doc)
+                ) WITHOUT ROWID;
+                CREATE INDEX access_grants_by_doc ON access_grants(doc);
+                CREATE TABLE role_grants (
+                    user TEXT NOT NULL,
+                    role TEXT NOT NULL,
+                    doc INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (user, role, doc)
+                ) WITHOUT ROWID;
+                CREATE INDEX role_grants_by_doc ON role_grants(doc);
+                CREATE TABLE principals (
+                    kind TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    seq INTEGER NOT NULL,
+                    PRIMARY KEY (kind, name)
+                ) WITHOUT ROWID;
+                CREATE TABLE sessions (
+                    id TEXT PRIMARY KEY,
+                    user TEXT NOT NULL,
+                    expires REAL NOT NULL,
+                    ttl REAL NOT NULL
+                ) WITHOUT ROWID;
+                """)
         }
         return migrator
     }

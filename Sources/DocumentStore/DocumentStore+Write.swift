@@ -4,18 +4,20 @@ import GRDB
 
 extension DocumentStore {
     /// Saves one revision (see `DocumentUpdate.Mode`) in its own transaction.
-    public func save(_ update: DocumentUpdate) async throws(StoreError) -> WriteResult {
-        let results = try await save(batch: [update])
+    /// `author` is passed to the `RevisionGate` (nil: administrator or mesh).
+    public func save(_ update: DocumentUpdate, author: (any Sendable)? = nil) async throws(StoreError) -> WriteResult {
+        let results = try await save(batch: [update], author: author)
         return try results[0].get()
     }
 
     /// Saves many revisions in one transaction. Each document succeeds or fails on its
     /// own (its error is in its slot); only a failure of the database itself throws.
-    public func save(batch updates: [DocumentUpdate]) async throws(StoreError) -> [Result<WriteResult, StoreError>] {
+    /// `author` is passed to the `RevisionGate` (nil: administrator or mesh).
+    public func save(batch updates: [DocumentUpdate], author: (any Sendable)? = nil) async throws(StoreError) -> [Result<WriteResult, StoreError>] {
         // Validation, attachment blobs (file I/O), canonical encoding and revision IDs
         // happen before the transaction, on all cores for large batches.
         let prepared = prepareAll(updates)
-        let outcome = try await write { db in try self.commit(prepared, db: db) }
+        let outcome = try await write { db in try self.commit(prepared, db: db, author: author) }
         finishCommit(outcome)
         return outcome.results
     }
@@ -29,9 +31,10 @@ extension DocumentStore {
 
     /// Applies prepared updates inside the current write transaction and saves the
     /// counters (restored if the transaction rolls back). Call `finishCommit` after.
-    func commit(_ prepared: [Result<PreparedUpdate, StoreError>], db: Database) throws -> CommitOutcome {
+    func commit(_ prepared: [Result<PreparedUpdate, StoreError>], db: Database, author: (any Sendable)? = nil) throws -> CommitOutcome {
         let context = WriteContext(
-            revsLimit: configuration.revsLimit, maxSize: configuration.maxDocumentSize, blobs: blobs)
+            revsLimit: configuration.revsLimit, maxSize: configuration.maxDocumentSize, blobs: blobs,
+            gate: gate, author: author)
         let before = counters.withLock { $0 }
         var counters = before
         var outcome = CommitOutcome()
@@ -72,6 +75,8 @@ extension DocumentStore {
         let revsLimit: Int
         let maxSize: Int
         let blobs: BlobStore
+        let gate: (any RevisionGate)?
+        let author: (any Sendable)?
     }
 
     /// An update whose properties were validated and whose inline attachments are

@@ -18,6 +18,8 @@ public final class DocumentStore: Sendable {
     /// Cached counters (`last_seq`, `doc_count`) mirrored from the `meta` table;
     /// only touched inside write transactions.
     let counters: Mutex<Counters>
+    /// The gate new revisions pass through (access control), if installed.
+    let gateBox = Mutex<(any RevisionGate)?>(nil)
 
     struct Counters {
         var lastSequence: UInt64

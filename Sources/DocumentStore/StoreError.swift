@@ -7,6 +7,10 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case badRequest = "bad_request"
         /// 404: no such document, revision or attachment.
         case notFound = "not_found"
+        /// 401: the writer must authenticate (the sync function threw `{unauthorized}`).
+        case unauthorized
+        /// 403: the writer may not make this change (the sync function rejected it).
+        case forbidden
         /// 409: the named parent revision is not a current leaf.
         case conflict
         /// 412: a precondition failed (attachment stub with nothing behind it).
@@ -15,6 +19,8 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case tooLarge = "too_large"
         /// 500: the database itself failed.
         case storage = "internal_error"
+        /// 503: the database cannot accept writes now (e.g. its sync function is stuck).
+        case unavailable = "service_unavailable"
     }
 
     public let kind: Kind
@@ -37,10 +43,13 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         switch kind {
         case .badRequest: 400
         case .notFound: 404
+        case .unauthorized: 401
+        case .forbidden: 403
         case .conflict: 409
         case .preconditionFailed: 412
         case .tooLarge: 413
         case .storage: 500
+        case .unavailable: 503
         }
     }
 

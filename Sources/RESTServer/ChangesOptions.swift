@@ -15,6 +15,8 @@ struct ChangesOptions: Sendable {
     var activeOnly = false
     var descending = false
     var docIDs: Set<String>?
+    /// `filter=sync_gateway/bychannel&channels=a,b`: only these channels.
+    var channels: Set<String>?
     /// Send a newline this often while waiting (continuous and longpoll).
     var heartbeat: Duration?
     /// Give up waiting for changes after this long.
@@ -46,7 +48,12 @@ struct ChangesOptions: Sendable {
         allLeaves = merged["style"] == "all_docs"
         activeOnly = try merged.bool("active_only")
         descending = try merged.bool("descending")
-        if let filter = merged["filter"] {
+        if merged["filter"] == "sync_gateway/bychannel" {
+            guard let list = merged["channels"], !list.isEmpty else {
+                throw .badRequest("filter=sync_gateway/bychannel requires channels")
+            }
+            channels = Set(Self.channelList(list))
+        } else if let filter = merged["filter"] {
             guard filter == "_doc_ids" else { throw .badRequest("Unknown filter: \(filter)") }
             guard let ids = try merged.stringList("doc_ids") else {
                 throw .badRequest("filter=_doc_ids requires doc_ids")
@@ -63,6 +70,14 @@ struct ChangesOptions: Sendable {
         if let timeout = try merged.int("timeout") {
             self.timeout = .milliseconds(timeout)
         }
+    }
+
+    /// `a,b` or a JSON array `["a","b"]`.
+    static func channelList(_ text: String) -> [String] {
+        if text.hasPrefix("["), let array = (try? JSON.parse(text))?.arrayValue {
+            return array.compactMap(\.stringValue)
+        }
+        return text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     /// `N`, `"N"`, or Sync Gateway's compound forms `"A:N"` (the last number counts),

@@ -27,8 +27,8 @@ extension DatabaseEndpoint {
         if let keys {
             let listings = try await store.documents(keys, includeBodies: includeDocs)
             for (key, listing) in zip(keys, listings) {
-                guard let listing else {
-                    rows.append(["key": .string(key), "error": "not_found"])
+                guard let listing, try await isReadable(docID: key) else {
+                    rows.append(["key": .string(key), "error": listing == nil ? "not_found" : "forbidden"])
                     continue
                 }
                 if onlyConflicts && !listing.tree.hasConflict { continue }
@@ -44,9 +44,15 @@ extension DatabaseEndpoint {
             allDocsQuery.skip = offset
             allDocsQuery.includeBodies = includeDocs
             allDocsQuery.onlyConflicts = onlyConflicts
+            if let access = restrictedAccess { allDocsQuery.channels = Set(access.channels.keys) }
             for listing in try await store.allDocs(allDocsQuery) {
                 rows.append(row(listing, includeDocs: includeDocs, renderer: renderer))
             }
+        }
+        let showChannels = try query.bool("channels"), showAccess = try query.bool("access")
+        if showChannels || showAccess {
+            try requireAdminPrincipal("channels and access are shown on the admin port")
+            rows = try await withAccess(rows, channels: showChannels, access: showAccess)
         }
         let info = store.info()
         return RESTResponse.json([
@@ -82,6 +88,29 @@ extension DatabaseEndpoint {
             row["doc"] = listing.deleted ? .null : rendered(listing, renderer: renderer)
         }
         return .object(row)
+    }
+
+    /// Adds each row's current channels and grants to its `value` (Sync Gateway's
+    /// `channels=true&access=true`).
+    private func withAccess(_ rows: [JSON], channels: Bool, access: Bool) async throws(HTTPFailure) -> [JSON] {
+        let ids = rows.compactMap { $0["id"]?.stringValue }
+        let current: [String: RevisionAccess]
+        do {
+            current = try await store.currentAccess(docIDs: ids)
+        } catch {
+            throw HTTPFailure(error)
+        }
+        return rows.map { row in
+            guard case .object(var object) = row, let id = object["id"]?.stringValue,
+                  case .object(var value)? = object["value"] else { return row }
+            let revisionAccess = current[id] ?? RevisionAccess()
+            if channels { value["channels"] = .array(revisionAccess.channels.sorted().map { .string($0) }) }
+            if access {
+                value["access"] = .object(revisionAccess.access.mapValues { .array($0.sorted().map { .string($0) }) })
+            }
+            object["value"] = .object(value)
+            return .object(object)
+        }
     }
 
     /// The winner of a listing as a client reads it.

@@ -18,6 +18,7 @@ extension DatabaseEndpoint {
 
     private func getAttachment(docID: String, name: String) async throws -> Response {
         let rev = try requestedRev().map(parseRev)
+        try await requireReadable(docID: docID, rev: rev)
         let revision: Revision
         do {
             revision = try await store.revision(docID, rev: rev).1

@@ -31,7 +31,7 @@ extension DatabaseEndpoint {
         let updates = slots.compactMap { try? $0.get() }
         let saved: [Result<WriteResult, StoreError>]
         do {
-            saved = try await store.save(batch: updates)
+            saved = try await store.save(batch: updates, author: principal.author)
         } catch {
             throw HTTPFailure(error)
         }
@@ -87,6 +87,12 @@ extension DatabaseEndpoint {
                     continue
                 }
                 wanted = [rev]
+            }
+            do {
+                try await requireReadable(docID: id, rev: wanted?.first)
+            } catch {
+                results.append(["id": .string(id), "docs": [Self.bulkGetError(id: id, rev: wanted?.first?.description, error)]])
+                continue
             }
             // Without a rev, the current (winning) revision, as CouchDB answers.
             guard let (metadata, found) = try await store.revisions(id, revs: wanted) else {

@@ -37,6 +37,7 @@ extension DatabaseEndpoint {
         if latest, let requested = rev, let metadata = try await store.metadata(id) {
             rev = metadata.tree.leaves(descendingFrom: requested).first ?? requested
         }
+        try await requireReadable(docID: id, rev: rev)
         let (metadata, revision): (DocumentMetadata, Revision)
         do {
             (metadata, revision) = try await store.revision(id, rev: rev)
@@ -50,6 +51,7 @@ extension DatabaseEndpoint {
     /// `open_revs=all` or `open_revs=["1-a",…]`: a JSON array of `{"ok": doc}` and
     /// `{"missing": rev}` entries.
     private func getOpenRevs(id: String, spec: String, latest: Bool, renderer: DocumentRenderer) async throws -> Response {
+        try await requireReadable(docID: id)
         var wanted: [RevID]?
         if spec != "all" {
             guard let array = (try? JSON.parse(spec))?.arrayValue else {

@@ -1,3 +1,4 @@
+import AccessControl
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -11,6 +12,10 @@ struct DatabaseEndpoint: Sendable {
     let request: RESTRequest
     let configuration: RESTConfiguration
     let logger: Logger
+    /// Who makes the request (`.admin` on the admin port or without access control).
+    var principal: Principal = .admin
+    /// The database's security, when it has access control.
+    var security: DatabaseSecurity?
 
     var query: QueryParameters { request.query }
 
@@ -52,7 +57,7 @@ struct DatabaseEndpoint: Sendable {
 
     func save(_ update: DocumentUpdate) async throws(HTTPFailure) -> WriteResult {
         do {
-            return try await store.save(update)
+            return try await store.save(update, author: principal.author)
         } catch {
             throw HTTPFailure(error)
         }

@@ -1,3 +1,4 @@
+import AccessControl
 import DocumentStore
 
 /// The databases a server exposes, by name. `ShoalNode` implements it; the REST
@@ -7,8 +8,12 @@ public protocol DatabaseRegistry: Sendable {
     var databaseNames: [String] { get }
     /// The conflict resolution of a database (nil: none).
     func conflictMonitor(database name: String) -> ConflictMonitor?
+    /// The users, roles and sync function of a database (nil: no access control;
+    /// every request acts as an administrator).
+    func security(database name: String) -> DatabaseSecurity?
 }
 
 extension DatabaseRegistry {
     public func conflictMonitor(database name: String) -> ConflictMonitor? { nil }
+    public func security(database name: String) -> DatabaseSecurity? { nil }
 }

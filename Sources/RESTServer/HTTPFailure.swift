@@ -1,3 +1,4 @@
+import AccessControl
 import DocumentModel
 import DocumentStore
 import HTTPTypes
@@ -24,6 +25,22 @@ struct HTTPFailure: Error, Sendable {
     init(_ error: StoreError) {
         self.init(HTTPResponse.Status(code: error.httpStatus), error.error, error.reason)
     }
+
+    init(_ error: PrincipalError) {
+        let status = HTTPResponse.Status(code: error.status)
+        let name: String = switch error.status {
+        case 401: "Unauthorized"
+        case 403: "forbidden"
+        case 404: "not_found"
+        case 409: "conflict"
+        case 500...: "internal_error"
+        default: "bad_request"
+        }
+        self.init(status, name, error.reason)
+    }
+
+    /// 403 for a document the user's channels do not include.
+    static let forbiddenDocument = HTTPFailure(.forbidden, "forbidden", "forbidden")
 
     var json: JSON { ["error": .string(error), "reason": .string(reason)] }
 }

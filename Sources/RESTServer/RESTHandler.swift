@@ -1,3 +1,4 @@
+import AccessControl
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -84,8 +85,25 @@ public struct RESTHandler: Sendable {
         guard let store = registry.database(named: first) else {
             throw HTTPFailure.notFound("no such database '\(first)'")
         }
-        let database = DatabaseEndpoint(store: store, request: request, configuration: configuration, logger: logger)
+        var database = DatabaseEndpoint(store: store, request: request, configuration: configuration, logger: logger)
         let rest = Array(segments.dropFirst())
+        database.security = registry.security(database: first)
+        switch rest.first {
+        case "_user": return try await database.principals(.user, name: rest.dropFirst().first, extra: rest.count > 2)
+        case "_role": return try await database.principals(.role, name: rest.dropFirst().first, extra: rest.count > 2)
+        case "_session": return try await database.session()
+        default: break
+        }
+        if rest.first == "_blipsync", let security = database.security,
+           let nodeID = request.headers[HTTPField.Name("X-Shoal-Node-ID")!],
+           !security.admitsMeshPeer(nodeID: nodeID, proof: request.headers[HTTPField.Name(MeshSecret.header)!])
+        {
+            // A node that says it is a mesh peer but cannot prove the mesh secret.
+            throw HTTPFailure(.unauthorized, "Unauthorized", "This database's mesh needs its shared secret")
+        }
+        if !request.isAdmin, let security = database.security {
+            database.principal = try await Self.authenticate(request, security: security)
+        }
         guard let second = rest.first else { return try await database.root() }
         switch second {
         case "_all_docs": return try await database.allDocs()
@@ -93,9 +111,14 @@ public struct RESTHandler: Sendable {
         case "_bulk_docs": return try await database.bulkDocs()
         case "_bulk_get": return try await database.bulkGet()
         case "_revs_diff": return try await database.revsDiff()
-        case "_compact": return try await database.compact()
-        case "_purge": return try await database.purge()
-        case "_conflicts": return try await database.conflicts(monitor: registry.conflictMonitor(database: first))
+        case "_compact", "_purge", "_conflicts", "_raw":
+            try database.requireAdminPrincipal("\(second) is on the admin port")
+            switch second {
+            case "_compact": return try await database.compact()
+            case "_purge": return try await database.purge()
+            case "_raw": return try await database.raw(docID: rest.dropFirst().joined(separator: "/"))
+            default: return try await database.conflicts(monitor: registry.conflictMonitor(database: first))
+            }
         case "_replication": return try await database.replication(id: rest.dropFirst().first, controller: replications)
         case "_replicationStatus": return try await database.replicationStatus(id: rest.dropFirst().first, controller: replications)
         case "_peers":
@@ -121,9 +144,20 @@ public struct RESTHandler: Sendable {
             }
             if rest.count == 1 { return try await database.document(id: second) }
             if rest.count == 2 && rest[1] == "_resolve" {
+                try database.requireAdminPrincipal("_resolve is on the admin port")
                 return try await database.resolve(docID: second, monitor: registry.conflictMonitor(database: first))
             }
             return try await database.attachment(docID: second, name: rest.dropFirst().joined(separator: "/"))
+        }
+    }
+
+    /// The principal of a public-port request: Basic credentials, a session cookie,
+    /// or GUEST; 401 otherwise.
+    static func authenticate(_ request: RESTRequest, security: DatabaseSecurity) async throws(HTTPFailure) -> Principal {
+        do {
+            return try await security.authenticate(authorization: request.headers[.authorization], cookie: request.headers[.cookie])
+        } catch {
+            throw HTTPFailure(error)
         }
     }
 

@@ -10,9 +10,12 @@ import ServiceLifecycle
 /// Accepts BLIP replication connections for a database (ShoalNode implements it
 /// with the Replication module).
 public protocol SyncAcceptor: Sendable {
-    /// The session to run over a new connection to `database`, or nil if it does not exist.
-    /// `peerNodeID` is the `X-Shoal-Node-ID` header of a mesh peer (nil for other clients).
-    func syncSession(database: String, isAdmin: Bool, peerNodeID: String?) -> (@Sendable (BLIPConnection) async throws -> Void)?
+    /// The session to run over a new connection to `database`, or nil to refuse the
+    /// upgrade (no such database, or the client is not allowed in: the request then gets
+    /// the REST answer for `/{db}/_blipsync`, e.g. 401). `headers` are the upgrade
+    /// request's: credentials (`Authorization`, `Cookie`), and for a mesh peer its
+    /// `X-Shoal-Node-ID` and proof of the mesh secret.
+    func syncSession(database: String, isAdmin: Bool, headers: HTTPFields) async -> (@Sendable (BLIPConnection) async throws -> Void)?
 }
 
 /// Builds one HTTP listener: the REST handler plus the WebSocket upgrade of
@@ -33,9 +36,7 @@ public enum RESTListener {
             server: .http1WebSocketUpgrade(configuration: .init(ws: webSocket)) { request, _, _ in
                 guard let sync, let database = syncDatabase(request.path),
                       let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol]),
-                      let session = sync.syncSession(
-                          database: database, isAdmin: isAdmin,
-                          peerNodeID: request.headerFields[HTTPField.Name("X-Shoal-Node-ID")!])
+                      let session = await sync.syncSession(database: database, isAdmin: isAdmin, headers: request.headerFields)
                 else { return .dontUpgrade }
                 syncLogger.debug("BLIP connection to \(database) (\(subprotocol))")
                 return .upgrade([.secWebSocketProtocol: subprotocol]) { inbound, outbound, context in

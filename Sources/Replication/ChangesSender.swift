@@ -17,6 +17,8 @@ final class ChangesSender: Sendable {
         var continuous = false
         var batchSize = 200
         var docIDs: Set<String>?
+        /// `sync_gateway/bychannel`: only documents in these channels.
+        var channels: Set<String>?
         var activeOnly = false
         /// Rev messages awaiting their reply at once (the peer commits them in groups,
         /// so this window bounds its transaction size).
@@ -32,11 +34,15 @@ final class ChangesSender: Sendable {
     /// Called with the sequence through which everything was delivered.
     private let onCheckpoint: (@Sendable (UInt64) async -> Void)?
     private let caughtUp = Mutex(false)
+    /// The channels the peer may read (nil: everything).
+    private let visibleChannels: (@Sendable () async -> [String: UInt64]?)?
 
     init(
         store: DocumentStore, connection: BLIPConnection, options: Options, progress: ReplicationProgress,
-        logger: Logger, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil
+        logger: Logger, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil,
+        visibleChannels: (@Sendable () async -> [String: UInt64]?)? = nil
     ) {
+        self.visibleChannels = visibleChannels
         self.store = store
         self.connection = connection
         self.options = options
@@ -64,9 +70,9 @@ final class ChangesSender: Sendable {
         var since = options.since
         try await withThrowingTaskGroup(of: Void.self) { group in
             while !Task.isCancelled && !connection.isClosed {
-                let listings = try await store.changes(
-                    since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
+                let (listings, next) = try await nextBatch(since: since)
                 if listings.isEmpty {
+                    since = max(since, next)
                     if !caughtUp.withLock({ $0 }) {
                         caughtUp.withLock { $0 = true }
                         // An empty `changes` tells the peer it has caught up.
@@ -77,7 +83,7 @@ final class ChangesSender: Sendable {
                     continue
                 }
                 let batch = makeBatch(listings)
-                since = listings.last!.sequence
+                since = max(since, next)
                 let answers = try await offer(batch)
                 var wanted: [(entry: ReplicationMessages.ChangeEntry, index: Int, known: Set<RevID>)] = []
                 for (position, entry) in batch.entries.enumerated() {
@@ -103,6 +109,32 @@ final class ChangesSender: Sendable {
             try await group.waitForAll()
         }
         if let onCheckpoint { await onCheckpoint(delivered) }
+    }
+
+    /// The next documents to offer after `since`, and the sequence to continue from.
+    /// A peer limited to channels (a user, or a `sync_gateway/bychannel` filter) gets
+    /// only their documents; a channel granted after `since` is sent whole (backfill),
+    /// in one batch, after which the feed continues from the committed sequence.
+    private func nextBatch(since: UInt64) async throws(StoreError) -> ([DocumentListing], UInt64) {
+        var channels = await visibleChannels?()
+        if let requested = options.channels {
+            channels = channels.map { $0.filter { requested.contains($0.key) } }
+                ?? Dictionary(uniqueKeysWithValues: requested.map { ($0, UInt64(0)) })
+        }
+        guard let channels, channels["*"] == nil else {
+            let listings = try await store.changes(
+                since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
+            return (listings, listings.last?.sequence ?? since)
+        }
+        let committed = store.committedSequence
+        let backfill = channels.values.contains { $0 > since }
+        let limit = backfill ? nil : options.batchSize
+        let changes = try await store.changes(since: since, channels: channels, limit: limit, activeOnly: options.activeOnly)
+        var listings = changes.filter { !$0.isRemoval }.map(\.listing)
+        if let docIDs = options.docIDs { listings = listings.filter { docIDs.contains($0.docID) } }
+        let highest = changes.map(\.sequence).max() ?? since
+        let complete = limit.map { changes.count < $0 } ?? true
+        return (listings, complete ? max(highest, committed) : highest)
     }
 
     private struct Batch: Sendable {

@@ -13,6 +13,8 @@ public final class ReplicationSession: Sendable {
     public let store: DocumentStore
     public let connection: BLIPConnection
     public let progress: ReplicationProgress
+    /// What the peer may read and as whom it writes.
+    public let access: PeerAccess
     let logger: Logger
     let receiver: RevisionReceiver
     /// Senders serving the peer's `subChanges`, cancelled when the session ends.
@@ -27,19 +29,30 @@ public final class ReplicationSession: Sendable {
         return pushIdle && receiver.isPullIdle
     }
 
-    public init(store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress = ReplicationProgress(), logger: Logger = Logger(label: "Sync")) {
+    public init(
+        store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress = ReplicationProgress(),
+        access: PeerAccess = .full, logger: Logger = Logger(label: "Sync")
+    ) {
         self.store = store
         self.connection = connection
         self.progress = progress
+        self.access = access
         self.logger = logger
-        receiver = RevisionReceiver(store: store, connection: connection, progress: progress, logger: logger)
+        receiver = RevisionReceiver(store: store, connection: connection, progress: progress, author: access.author, logger: logger)
         receiver.register()
         connection.setHandler(for: ReplicationMessages.getCheckpoint) { [self] in try await handleGetCheckpoint($0) }
         connection.setHandler(for: ReplicationMessages.setCheckpoint) { [self] in try await handleSetCheckpoint($0) }
         connection.setHandler(for: ReplicationMessages.subChanges) { [self] in try await handleSubChanges($0) }
         connection.setHandler(for: ReplicationMessages.getAttachment) { [self] in try await handleGetAttachment($0) }
         connection.setHandler(for: ReplicationMessages.proveAttachment) { [self] in try await handleProveAttachment($0) }
-        connection.setHandler(for: RevisionSources.profile) { [self] in try await handleGetRev($0) }
+        connection.setHandler(for: RevisionSources.profile) { [self] message in
+            // Any revision of any document: only for peers that may read everything (mesh
+            // peers, administrators, users holding the `*` channel).
+            guard await access.readsEverything() else {
+                throw ReplicationMessages.error(403, "\(RevisionSources.profile) needs access to every channel")
+            }
+            return try await handleGetRev(message)
+        }
         RevisionSources.register(self)
         progress.track(connection)
     }
@@ -98,13 +111,18 @@ public final class ReplicationSession: Sendable {
         options.continuous = message["continuous"].map { $0 == "true" || $0 == "1" } ?? false
         options.activeOnly = message["activeOnly"].map { $0 == "true" || $0 == "1" } ?? false
         if let batch = message["batch"].flatMap(Int.init), batch > 0 { options.batchSize = min(batch, 1000) }
-        if let filter = message["filter"], filter != "sync_gateway/bychannel" {
-            throw ReplicationMessages.error(400, "unknown filter \(filter)")
+        if let filter = message["filter"] {
+            guard filter == "sync_gateway/bychannel" else { throw ReplicationMessages.error(400, "unknown filter \(filter)") }
+            let channels = (message["channels"] ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+            guard !channels.isEmpty else { throw ReplicationMessages.error(400, "sync_gateway/bychannel needs channels") }
+            options.channels = Set(channels)
         }
         if let ids = try ReplicationMessages.parseJSONBody(message)["docIDs"]?.arrayValue {
             options.docIDs = Set(ids.compactMap(\.stringValue))
         }
-        let sender = ChangesSender(store: store, connection: connection, options: options, progress: progress, logger: logger)
+        let sender = ChangesSender(
+            store: store, connection: connection, options: options, progress: progress, logger: logger,
+            visibleChannels: access.channels)
         let task = Task { [logger] in
             do {
                 try await sender.run()

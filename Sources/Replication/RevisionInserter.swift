@@ -8,9 +8,12 @@ actor RevisionInserter {
     private var pending: [(DocumentUpdate, CheckedContinuation<Result<WriteResult, StoreError>, Never>)] = []
     private var flushing = false
     private let maxBatch: Int
+    /// The writer identity for the store's gate (nil: mesh or administrator).
+    private let author: (any Sendable)?
 
-    init(store: DocumentStore, maxBatch: Int = 500) {
+    init(store: DocumentStore, author: (any Sendable)? = nil, maxBatch: Int = 500) {
         self.store = store
+        self.author = author
         self.maxBatch = maxBatch
     }
 
@@ -32,7 +35,7 @@ actor RevisionInserter {
             pending.removeFirst(batch.count)
             let results: [Result<WriteResult, StoreError>]
             do {
-                results = try await store.save(batch: batch.map(\.0))
+                results = try await store.save(batch: batch.map(\.0), author: author)
             } catch {
                 results = Array(repeating: .failure(error), count: batch.count)
             }

@@ -28,12 +28,12 @@ final class RevisionReceiver: Sendable {
         var isIdle: Bool { caughtUp && tracker.isIdle }
     }
 
-    init(store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress, logger: Logger) {
+    init(store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress, author: (any Sendable)? = nil, logger: Logger) {
         self.store = store
         self.connection = connection
         self.progress = progress
         self.logger = logger
-        inserter = RevisionInserter(store: store)
+        inserter = RevisionInserter(store: store, author: author)
     }
 
     func register() {

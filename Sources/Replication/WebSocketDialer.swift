@@ -16,10 +16,16 @@ public struct WebSocketDialer: BLIPDialer {
     let logger: Logger
     /// Sent with every upgrade request (e.g. this node's ID for the mesh).
     let extraHeaders: HTTPFields
+    /// Headers made for each dial, given the URL (e.g. a fresh proof of the mesh secret).
+    let dialHeaders: (@Sendable (String) -> HTTPFields)?
 
-    public init(configuration: BLIPConfiguration = .init(), extraHeaders: HTTPFields = [:], logger: Logger = Logger(label: "Sync")) {
+    public init(
+        configuration: BLIPConfiguration = .init(), extraHeaders: HTTPFields = [:],
+        dialHeaders: (@Sendable (String) -> HTTPFields)? = nil, logger: Logger = Logger(label: "Sync")
+    ) {
         self.configuration = configuration
         self.extraHeaders = extraHeaders
+        self.dialHeaders = dialHeaders
         self.logger = logger
     }
 
@@ -31,6 +37,9 @@ public struct WebSocketDialer: BLIPDialer {
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         var headers = extraHeaders
+        if let dialHeaders {
+            for field in dialHeaders(url) { headers[field.name] = field.value }
+        }
         if let authorization = Self.basicAuthorization(username: username, password: password) {
             headers[.authorization] = authorization
         }
@@ -51,7 +60,7 @@ public struct WebSocketDialer: BLIPDialer {
                     try await session(connection)
                 }
             } catch let error as WebSocketClientError where error == .webSocketUpgradeFailed {
-                throw await Self.explainRefusal(url: url, authorization: fields[.authorization])
+                throw await Self.explainRefusal(url: url, headers: fields)
             }
         }
     }
@@ -61,17 +70,44 @@ public struct WebSocketDialer: BLIPDialer {
         return "Basic " + Data("\(username):\(password ?? "")".utf8).base64EncodedString()
     }
 
-    /// Probes the endpoint over HTTP to learn why the upgrade was refused.
-    static func explainRefusal(url: String, authorization: String?) async -> DialError {
+    /// Probes the endpoint over HTTP, with the dial's headers, to learn why the upgrade
+    /// was refused (e.g. 401 for bad credentials or a missing mesh secret, 404 for an
+    /// unknown database).
+    static func explainRefusal(url: String, headers: HTTPFields) async -> DialError {
         guard let httpURL = ReplicationConfiguration.httpURL(forRemote: url) else {
             return DialError("invalid URL \(url)", permanent: true)
         }
         var request = URLRequest(url: httpURL, timeoutInterval: 10)
-        if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
-        guard let (data, response) = try? await URLSession.shared.data(for: request),
-              let status = (response as? HTTPURLResponse)?.statusCode
+        for field in headers { request.setValue(field.value, forHTTPHeaderField: field.name.rawName) }
+        // A 401 with WWW-Authenticate arrives as an authentication challenge, which the
+        // delegate records and declines (the default handling would wait for credentials).
+        let delegate = ChallengeRecorder()
+        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let answer = try? await session.data(for: request)
+        if answer == nil, let status = delegate.status {
+            return DialError("HTTP \(status) from \(url): authentication failed", permanent: true)
+        }
+        guard let (data, response) = answer, let status = (response as? HTTPURLResponse)?.statusCode
         else { return DialError("WebSocket upgrade to \(url) failed", permanent: false) }
         let reason = String(decoding: data.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         return DialError("HTTP \(status) from \(url): \(reason)", permanent: [401, 403, 404].contains(status))
+    }
+}
+
+/// Declines HTTP authentication challenges and remembers the status that caused one.
+private final class ChallengeRecorder: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: Int?
+
+    var status: Int? { lock.withLock { recorded } }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let status = (challenge.failureResponse as? HTTPURLResponse)?.statusCode ?? 401
+        lock.withLock { recorded = status }
+        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 }

@@ -1,3 +1,4 @@
+import AccessControl
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -26,7 +27,7 @@ public enum ConfigLoader {
         "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers", "discovery",
     ]
     static let databaseKeys: Set<String> = [
-        "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts",
+        "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts", "users", "roles", "sync",
     ]
 
     public static func load(path: String, base: NodeConfiguration = NodeConfiguration()) throws -> Loaded {
@@ -155,6 +156,7 @@ public enum ConfigLoader {
         }
         guard let object = value.objectValue else { throw ConfigError(message: "database \"\(name)\" must be an object") }
         var database = NodeConfiguration.Database(name: name)
+        database.users = [:]
         for key in object.keys.sorted() where !databaseKeys.contains(key) {
             warnings.append("database \"\(name)\": key \"\(key)\" is not used by Shoal yet; ignoring it")
         }
@@ -195,6 +197,12 @@ public enum ConfigLoader {
                 }
                 database.maxPeers = Int(value)
             }
+            if let secret = settings["secret"] {
+                guard let text = secret.stringValue, text.utf8.count >= 8 else {
+                    throw ConfigError(message: "database \"\(name)\": mesh \"secret\" must be a string of at least 8 characters")
+                }
+                database.meshSecret = text
+            }
             if let enabled = settings["enabled"] {
                 guard let value = enabled.boolValue else {
                     throw ConfigError(message: "database \"\(name)\": mesh \"enabled\" must be true or false")
@@ -202,6 +210,7 @@ public enum ConfigLoader {
                 database.meshEnabled = value
             }
         }
+        try parsePrincipals(object, into: &database)
         if let conflicts = object["conflicts"] {
             try parseConflicts(conflicts, into: &database)
         }
@@ -222,6 +231,36 @@ public enum ConfigLoader {
             }
         }
         return database
+    }
+
+    /// `"users"`, `"roles"` (objects by name, validated now so that a bad entry fails
+    /// the start with its reason) and `"sync"` (compiled when the node starts).
+    private static func parsePrincipals(_ object: [String: JSON], into database: inout NodeConfiguration.Database) throws {
+        let name = database.name
+        for (key, kind) in [("users", "user"), ("roles", "role")] {
+            guard let value = object[key] else { continue }
+            guard let entries = value.objectValue else {
+                throw ConfigError(message: "database \"\(name)\": \"\(key)\" must be an object of \(kind)s by name")
+            }
+            for (principal, definition) in entries {
+                do {
+                    if kind == "user" {
+                        _ = try User(json: definition, name: principal, passwordIterations: 1)
+                    } else {
+                        _ = try Role(json: definition, name: principal)
+                    }
+                } catch {
+                    throw ConfigError(message: "database \"\(name)\": \(kind) \"\(principal)\": \(error.reason)")
+                }
+            }
+            if key == "users" { database.users = entries } else { database.roles = entries }
+        }
+        if let sync = object["sync"] {
+            guard let source = sync.stringValue, !source.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw ConfigError(message: "database \"\(name)\": \"sync\" must be a JavaScript function")
+            }
+            database.sync = source
+        }
     }
 
     /// Turns Sync Gateway's backquoted strings (which may span lines and contain

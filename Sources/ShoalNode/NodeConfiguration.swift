@@ -1,3 +1,4 @@
+import AccessControl
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -27,6 +28,21 @@ public struct NodeConfiguration: Sendable, Equatable {
         public var conflicts = ConflictPolicies()
         /// The `js` policy's function, `function(conflicts, base) {…}`.
         public var conflictResolver: String?
+        /// Users and roles created at start (`"users"`, `"roles"`, Sync Gateway's shape).
+        /// A database built in code (the embedded defaults, `--db`) has GUEST enabled with
+        /// the `*` channel, as in Sync Gateway's development configs; one read from a config
+        /// file has exactly the users the file names (GUEST disabled unless configured).
+        public var users: [String: JSON] = [User.guestName: Self.openGuest]
+        public var roles: [String: JSON] = [:]
+        /// The sync function (`"sync"`); nil: Sync Gateway's default, which routes each
+        /// document to the channels in its `channels` property.
+        public var sync: String?
+        /// The shared secret mesh peers must prove (`"mesh": {"secret": …}`); nil: any
+        /// node that says it is a mesh peer is accepted (development).
+        public var meshSecret: String?
+
+        /// GUEST enabled, reading every channel.
+        public static let openGuest: JSON = ["disabled": false, "admin_channels": ["*"]]
 
         /// The mesh group in effect.
         public var group: String { meshGroup ?? name }
@@ -49,6 +65,8 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var databases: [Database] = [Database(name: "db")]
     /// Sync Gateway style log keys (`HTTP`, `CRUD`, `Changes`, … or `*`).
     public var logKeys: Set<String> = ["HTTP"]
+    /// PBKDF2 rounds for new password hashes (lower only in tests).
+    public var passwordIterations = PasswordHash.defaultIterations
     /// Largest request body for JSON endpoints.
     public var maxRequestBytes = 64 * 1024 * 1024
     /// WebSocket heartbeat of replication connections (a silent peer is gone after

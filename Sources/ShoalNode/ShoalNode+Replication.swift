@@ -1,4 +1,6 @@
+import AccessControl
 import BLIP
+import HTTPTypes
 import DocumentModel
 import Foundation
 import DocumentStore
@@ -8,12 +10,29 @@ import RESTServer
 
 extension ShoalNode: SyncAcceptor {
     /// A passive replication session for each BLIP connection to one of our databases.
-    public func syncSession(database: String, isAdmin: Bool, peerNodeID: String?) -> (@Sendable (BLIPConnection) async throws -> Void)? {
+    /// Who may connect: the admin port and mesh peers (with the mesh secret's proof when
+    /// the database has one) replicate everything; anyone else authenticates as a user
+    /// (Basic, session cookie or GUEST) and gets that user's channels and write rules.
+    public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields) async -> (@Sendable (BLIPConnection) async throws -> Void)? {
         guard let store = self.database(named: database) else { return nil }
+        let peerNodeID = headers[WebSocketDialer.nodeIDHeader]
+        let security = security(database: database)
+        var access = PeerAccess.full
+        if let peerNodeID {
+            guard security?.admitsMeshPeer(nodeID: peerNodeID, proof: headers[HTTPField.Name(MeshSecret.header)!]) ?? true else {
+                logger.warning("refused a mesh link from \(peerNodeID) to \(database): no valid proof of the mesh secret")
+                return nil
+            }
+        } else if !isAdmin, let security {
+            guard let principal = try? await security.authenticate(authorization: headers[.authorization], cookie: headers[.cookie]) else {
+                return nil
+            }
+            access = Self.peerAccess(principal, security: security)
+        }
         let mesh = peerNodeID == nil ? nil : meshes[database]
         if let mesh, let peerNodeID, !mesh.acceptsInbound(from: peerNodeID) { return nil }
-        return { connection in
-            let session = ReplicationSession(store: store, connection: connection, logger: Logger(label: "Sync"))
+        return { [access] connection in
+            let session = ReplicationSession(store: store, connection: connection, access: access, logger: Logger(label: "Sync"))
             let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
             await mesh?.inboundConnected(nodeID: peerNodeID)
             defer {
@@ -24,6 +43,17 @@ extension ShoalNode: SyncAcceptor {
             while !Task.isCancelled && !connection.isClosed {
                 try? await Task.sleep(for: .seconds(3600))
             }
+        }
+    }
+}
+
+extension ShoalNode {
+    /// What a user's BLIP connection may do: write as the user (the sync function checks
+    /// it), pull the channels the user can read (asked again for every batch).
+    static func peerAccess(_ principal: Principal, security: DatabaseSecurity) -> PeerAccess {
+        guard let user = principal.access?.user else { return .full }
+        return PeerAccess(author: principal.author) {
+            (try? await security.access(for: user))?.channels ?? [:]
         }
     }
 }

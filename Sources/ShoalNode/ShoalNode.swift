@@ -1,5 +1,7 @@
+import AccessControl
 import DocumentStore
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Discovery
 import DocumentModel
@@ -24,6 +26,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public let meshes: [String: MeshManager]
     /// Conflict resolution of each database (§4), by database name.
     public let conflictMonitors: [String: ConflictMonitor]
+    /// Users, roles and the sync function of each database (§6), by database name.
+    let securities: [String: DatabaseSecurity]
     /// HTTP request counters of both listeners.
     let requestMetrics = RequestMetrics()
     /// Replications created through the admin API, by database and ID (persisted).
@@ -53,6 +57,12 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 configuration: configuration.storeConfiguration(for: database), logger: Logger(label: "CRUD"))
         }
         self.stores = stores
+        var securities: [String: DatabaseSecurity] = [:]
+        for database in configuration.databases {
+            securities[database.name] = try Self.makeSecurity(
+                for: database, store: stores[database.name]!, passwordIterations: configuration.passwordIterations)
+        }
+        self.securities = securities
         var monitors: [String: ConflictMonitor] = [:]
         for database in configuration.databases {
             monitors[database.name] = ConflictMonitor(
@@ -63,7 +73,18 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
         let nodeID = try NodeIdentity.load(dataDirectory: configuration.dataDirectory)
         self.nodeID = nodeID
-        let meshDialer = WebSocketDialer(extraHeaders: [WebSocketDialer.nodeIDHeader: nodeID], logger: Logger(label: "Mesh"))
+        let secrets = Dictionary(uniqueKeysWithValues: configuration.databases.compactMap { database in
+            database.meshSecret.map { (database.name, MeshSecret($0)) }
+        })
+        let meshDialer = WebSocketDialer(
+            extraHeaders: [WebSocketDialer.nodeIDHeader: nodeID],
+            dialHeaders: { url in
+                // Proof of the mesh secret of the database the URL names.
+                guard let database = ReplicationConfiguration(id: "", remote: url).remoteDatabase,
+                      let secret = secrets[database] else { return [:] }
+                return [HTTPField.Name(MeshSecret.header)!: secret.proof(nodeID: nodeID, database: database)]
+            },
+            logger: Logger(label: "Mesh"))
         var meshes: [String: MeshManager] = [:]
         for database in configuration.databases where database.meshEnabled {
             let peers = configuration.peers.filter { ReplicationConfiguration(id: "", remote: $0).remoteDatabase == database.name }
@@ -83,6 +104,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     /// `handleSignals`, SIGINT and SIGTERM stop the node gracefully.
     @discardableResult
     public func start(handleSignals: Bool = false) async throws -> BoundPorts {
+        try await bootstrapPrincipals()
         let ready = ReadySignal()
         var restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
         restConfiguration.nodeID = nodeID

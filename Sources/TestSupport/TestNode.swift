@@ -73,3 +73,10 @@ public final class TestNode: Sendable {
             port: admin ? ports.adminPort : ports.publicPort, method: method, path: path, headers: headers, body: body)
     }
 }
+
+extension TestNode {
+    /// An HTTP Basic `Authorization` header for `user`.
+    public static func basic(_ user: String, _ password: String) -> [String: String] {
+        ["Authorization": "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()]
+    }
+}

@@ -5,7 +5,9 @@ import TestSupport
 
 @Suite struct ChangesEndpointTests {
     @Test func normalFeedOptions() async throws {
-        try await withNode { node in
+        // Policy none: the conflict made on `b` must stay as written (no resolution
+        // revision racing with the feed reads).
+        try await withNode(conflicts: ConflictPolicy.none) { node in
             let rev = try #require(try await node.request("PUT", "/db/a", json: ["v": 1]).rev)
             _ = try await node.request("PUT", "/db/b", json: ["v": 1])
             _ = try await node.request("PUT", "/db/a", json: ["_rev": .string(rev), "v": 2])

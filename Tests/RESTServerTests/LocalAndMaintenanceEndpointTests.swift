@@ -36,7 +36,10 @@ import TestSupport
             #expect(purged.json["purged"]?["zz"] == nil)
             try await node.request("GET", "/db/b").expectError(404, "not_found")
             try await node.request("POST", "/db/_purge", json: ["b": "x"], admin: true).expectError(400, "bad_request")
-            try await node.request("GET", "/db/_compact").expectError(405, "method_not_allowed")
+            try await node.request("GET", "/db/_compact", admin: true).expectError(405, "method_not_allowed")
+            // Maintenance is for administrators, as in Sync Gateway.
+            try await node.request("POST", "/db/_compact").expectError(403, "forbidden")
+            try await node.request("POST", "/db/_purge", json: ["a": ["*"]]).expectError(403, "forbidden")
         }
     }
 }

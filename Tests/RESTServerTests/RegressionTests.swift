@@ -24,9 +24,9 @@ import TestSupport
     @Test func purgeSequenceCountsEffectivePurges() async throws {
         try await withNode { node in
             _ = try await node.request("PUT", "/db/a", json: [:])
-            _ = try await node.request("POST", "/db/_purge", json: ["zz": ["*"]])
+            _ = try await node.request("POST", "/db/_purge", json: ["zz": ["*"]], admin: true)
             #expect(try await node.request("GET", "/db/").json["purge_seq"] == 0)
-            let purged = try await node.request("POST", "/db/_purge", json: ["a": ["*"]])
+            let purged = try await node.request("POST", "/db/_purge", json: ["a": ["*"]], admin: true)
             #expect(purged.json["purge_seq"] == 1)
             #expect(try await node.request("GET", "/db/").json["purge_seq"] == 1)
         }
@@ -43,7 +43,7 @@ import TestSupport
     }
 
     @Test func bulkGetWithoutRevReturnsOnlyTheWinner() async throws {
-        try await withNode { node in
+        try await withNode(conflicts: ConflictPolicy.none) { node in
             _ = try await node.request("PUT", "/db/d?new_edits=false", json: ["_rev": "1-aaaa"])
             _ = try await node.request("PUT", "/db/d?new_edits=false", json: ["_rev": "1-bbbb"])
             let bulk = try await node.request("POST", "/db/_bulk_get", json: ["docs": [["id": "d"]]])

@@ -5,18 +5,27 @@ import Testing
 @Suite struct ConfigLoaderTests {
     @Test func seedConfigsLoadUnchanged() throws {
         let todo = try ConfigLoader.load(text: SeedConfigs.todo)
-        #expect(todo.configuration.databases == [NodeConfiguration.Database(name: "todo", inMemory: true)])
+        var todoDatabase = NodeConfiguration.Database(name: "todo", inMemory: true)
+        todoDatabase.users = ["GUEST": ["disabled": false, "admin_channels": ["*"]]]
+        #expect(todo.configuration.databases == [todoDatabase])
         #expect(todo.configuration.publicAddress == ListenAddress(host: "0.0.0.0", port: 4984))
         #expect(todo.configuration.logKeys == ["HTTP", "Auth"])
-        #expect(todo.warnings.contains { $0.contains("\"users\"") })
+        #expect(todo.warnings.isEmpty)
 
         let janeJoe = try ConfigLoader.load(text: SeedConfigs.janeJoe)
         #expect(janeJoe.configuration.databases.map(\.name) == ["demo"])
         #expect(janeJoe.configuration.databases[0].inMemory)
         #expect(janeJoe.configuration.logKeys == ["*"])
-        for key in ["CORS", "bucket", "users", "unsupported", "sync"] {
+        for key in ["CORS", "bucket", "unsupported"] {
             #expect(janeJoe.warnings.contains { $0.contains("\"\(key)\"") }, "no warning for \(key)")
         }
+        for key in ["users", "sync"] {
+            #expect(!janeJoe.warnings.contains { $0.contains("\"\(key)\"") }, "\(key) is used")
+        }
+        let demo = janeJoe.configuration.databases[0]
+        #expect(demo.users.keys.sorted() == ["GUEST", "jane", "joe"])
+        #expect(demo.users["GUEST"]?["disabled"] == true)
+        #expect(demo.sync?.contains("access(docOwner,[publicChannel,privateChannel]);") == true)
     }
 
     @Test func backquotedStringsBecomeJSONStrings() throws {
@@ -39,10 +48,14 @@ import Testing
         #expect(config.adminAddress == ListenAddress(host: "127.0.0.1", port: 7001))
         #expect(config.dataDirectory == "/tmp/x")
         #expect(config.maxRequestBytes == 1000)
-        #expect(config.databases == [
-            NodeConfiguration.Database(name: "a", revsLimit: 50, maxDocumentSize: 999, durability: .normal),
-            NodeConfiguration.Database(name: "b"),
-        ])
+        // A database from a config file has exactly the users the file names: none here.
+        var a = NodeConfiguration.Database(name: "a", revsLimit: 50, maxDocumentSize: 999, durability: .normal)
+        var b = NodeConfiguration.Database(name: "b")
+        a.users = [:]
+        b.users = [:]
+        #expect(config.databases == [a, b])
+        // A database made in code (embedded defaults, --db) lets GUEST read everything.
+        #expect(NodeConfiguration.Database(name: "c").users == ["GUEST": NodeConfiguration.Database.openGuest])
         #expect(try ConfigLoader.load(text: "{}").namesDatabases == false)
     }
 
@@ -60,6 +73,13 @@ import Testing
         #"{"databases": {"a": {"durability": "sometimes"}}}"#,
         #"{"databases": {"a": {"server": 5}}}"#,
         #"{"databases": {"a": []}}"#,
+        #"{"databases": {"a": {"users": []}}}"#,
+        #"{"databases": {"a": {"users": {"bob": {}}}}}"#,
+        #"{"databases": {"a": {"users": {"bob": {"password": "x", "admin_channels": "a"}}}}}"#,
+        #"{"databases": {"a": {"users": {"bob": {"password": "x", "shoe_size": 9}}}}}"#,
+        #"{"databases": {"a": {"roles": {"r": {"admin_channels": [1]}}}}}"#,
+        #"{"databases": {"a": {"sync": 5}}}"#,
+        #"{"databases": {"a": {"mesh": {"secret": "short"}}}}"#,
     ])
     func badConfigsFailWithAReason(text: String) {
         do {

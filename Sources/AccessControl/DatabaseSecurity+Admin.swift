@@ -1,0 +1,102 @@
+import DocumentModel
+import DocumentStore
+
+/// The admin REST API's principal operations (`/{db}/_user/…`, `/{db}/_role/…`).
+extension DatabaseSecurity {
+    /// Creates the user, or updates the fields the body names (PUT). Returns true when
+    /// it was created.
+    @discardableResult
+    public func putUser(name: String, json: JSON) async throws(PrincipalError) -> Bool {
+        let existing = try await stored(.user, name)
+        let user: User
+        if let existing, let current = User(stored: existing.body) {
+            user = try current.updated(with: json, passwordIterations: passwordIterations)
+        } else {
+            user = try User(json: json, name: name, passwordIterations: passwordIterations)
+        }
+        var keys = user.adminChannels
+        for role in user.adminRoles { keys.insert("role:\(role)") }
+        try await save(.user, name: name, body: user.storedJSON, keys: keys, previous: existing)
+        verified.withLock { _ = $0.removeValue(forKey: name) }
+        return existing == nil
+    }
+
+    /// Creates the role, or updates the fields the body names. Returns true when created.
+    @discardableResult
+    public func putRole(name: String, json: JSON) async throws(PrincipalError) -> Bool {
+        let existing = try await stored(.role, name)
+        let role: Role
+        if let existing, let current = Role(stored: existing.body) {
+            role = try current.updated(with: json)
+        } else {
+            role = try Role(json: json, name: name)
+        }
+        try await save(.role, name: name, body: role.storedJSON, keys: role.adminChannels, previous: existing)
+        return existing == nil
+    }
+
+    /// Saves a principal with `seqs`: the sequence from which each of `keys` counts
+    /// (kept for keys it already had, the next sequence for new ones).
+    private func save(_ kind: DocumentStore.PrincipalKind, name: String, body: JSON, keys: Set<String>, previous: StoredPrincipal?) async throws(PrincipalError) {
+        let old = Self.sequences(previous)
+        let next = store.lastSequence + 1
+        var seqs: [String: JSON] = [:]
+        for key in keys { seqs[key] = .int(Int64(clamping: old[key] ?? next)) }
+        guard case .object(var object) = body else { return }
+        object["seqs"] = .object(seqs)
+        do throws(StoreError) {
+            try await store.savePrincipal(kind, name: name, body: .object(object))
+        } catch {
+            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+        }
+    }
+
+    public func deleteUser(name: String) async throws(PrincipalError) {
+        try await delete(.user, name)
+        verified.withLock { _ = $0.removeValue(forKey: name) }
+    }
+
+    public func deleteRole(name: String) async throws(PrincipalError) {
+        try await delete(.role, name)
+    }
+
+    private func delete(_ kind: DocumentStore.PrincipalKind, _ name: String) async throws(PrincipalError) {
+        let deleted: Bool
+        do throws(StoreError) {
+            deleted = try await store.deletePrincipal(kind, name: name)
+        } catch {
+            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+        }
+        if !deleted { throw PrincipalError(status: 404, reason: "missing") }
+    }
+
+    /// GET `/{db}/_user/{name}`: never the password or its hash.
+    public func userJSON(name: String) async throws(PrincipalError) -> JSON {
+        guard let user = try await user(named: name) else { throw PrincipalError(status: 404, reason: "missing") }
+        let access = try await access(for: user)
+        var channels = Set(access.channels.keys)
+        channels.remove(ChannelSet.publicChannel)
+        return user.publicJSON(allChannels: channels, roles: Set(access.roles.keys))
+    }
+
+    /// GET `/{db}/_role/{name}`.
+    public func roleJSON(name: String) async throws(PrincipalError) -> JSON {
+        guard let role = try await role(named: name) else { throw PrincipalError(status: 404, reason: "missing") }
+        var channels = role.adminChannels
+        do throws(StoreError) {
+            for grant in try await store.channelGrants(to: ["role:\(name)"]) { channels.insert(grant.channel) }
+        } catch {
+            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+        }
+        return role.publicJSON(allChannels: channels)
+    }
+
+    /// GET `/{db}/_user/` or `/{db}/_role/`: the names, sorted.
+    public func names(_ kind: DocumentStore.PrincipalKind) async throws(PrincipalError) -> [String] {
+        do throws(StoreError) {
+            return try await store.principals(kind).map(\.name)
+        } catch {
+            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+        }
+    }
+}

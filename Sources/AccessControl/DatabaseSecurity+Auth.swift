@@ -1,0 +1,112 @@
+import Crypto
+import DocumentModel
+import DocumentStore
+import Foundation
+
+/// Authentication on the public port: HTTP Basic, `SyncGatewaySession` cookies, GUEST.
+extension DatabaseSecurity {
+    /// The session cookie's name, as Sync Gateway names it.
+    public static let sessionCookieName = "SyncGatewaySession"
+    /// Default session lifetime (Sync Gateway: 24 hours).
+    public static let defaultSessionTTL: TimeInterval = 24 * 3600
+    /// Longest accepted `Authorization` header.
+    static let maxAuthorizationLength = 4096
+
+    /// Who makes a request, from its `Authorization` and `Cookie` headers. Without
+    /// credentials the request is GUEST's, if GUEST is enabled. Throws 401 with
+    /// Sync Gateway's reasons (`Invalid login`, `Login required`, `Session expired`).
+    public func authenticate(authorization: String?, cookie: String?) async throws(PrincipalError) -> Principal {
+        if let authorization {
+            guard authorization.utf8.count <= Self.maxAuthorizationLength else { throw Self.invalidLogin }
+            guard let (name, password) = Self.basicCredentials(authorization) else { throw Self.invalidLogin }
+            guard let user = try await user(named: name), !user.disabled, let hash = user.passwordHash,
+                  verify(user: name, password: password, hash: hash)
+            else { throw Self.invalidLogin }
+            return .user(try await access(for: user))
+        }
+        if let sessionID = cookie.flatMap(Self.sessionID(fromCookie:)) {
+            let session: StoredSession?
+            do throws(StoreError) {
+                session = try await store.session(id: sessionID)
+            } catch {
+                throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            }
+            guard let session, session.expires > Date() else { throw PrincipalError(status: 401, reason: "Session expired") }
+            guard let user = try await user(named: session.user), !user.disabled else { throw Self.invalidLogin }
+            return .user(try await access(for: user))
+        }
+        guard let guest = try await user(named: User.guestName), !guest.disabled else {
+            throw PrincipalError(status: 401, reason: "Login required")
+        }
+        return .user(try await access(for: guest))
+    }
+
+    static let invalidLogin = PrincipalError(status: 401, reason: "Invalid login")
+
+    /// Checks a password, remembering a success until the stored hash changes.
+    func verify(user name: String, password: String, hash: PasswordHash) -> Bool {
+        let digest = Array(SHA256.hash(data: Array(password.utf8)))
+        let encoded = hash.encoded
+        if let cached = verified.withLock({ $0[name] }), cached.hash == encoded,
+           PasswordHash.constantTimeEqual(cached.digest, digest)
+        {
+            return true
+        }
+        guard hash.verify(password) else { return false }
+        verified.withLock { $0[name] = (digest, encoded) }
+        return true
+    }
+
+    /// `Basic base64(name:password)` → its parts; nil when malformed.
+    static func basicCredentials(_ header: String) -> (String, String)? {
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: data, encoding: .utf8),
+              let colon = text.firstIndex(of: ":")
+        else { return nil }
+        let name = String(text[..<colon])
+        return name.isEmpty ? nil : (name, String(text[text.index(after: colon)...]))
+    }
+
+    /// The session ID in a `Cookie` header, if it carries `SyncGatewaySession`.
+    public static func sessionID(fromCookie header: String) -> String? {
+        for pair in header.split(separator: ";") {
+            let trimmed = pair.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix(sessionCookieName + "=") {
+                let value = String(trimmed.dropFirst(sessionCookieName.count + 1))
+                return value.isEmpty ? nil : value
+            }
+        }
+        return nil
+    }
+
+    // MARK: Sessions
+
+    /// Logs a user in with name and password (public `POST /{db}/_session`).
+    public func login(name: String, password: String, ttl: TimeInterval = DatabaseSecurity.defaultSessionTTL) async throws(PrincipalError) -> StoredSession {
+        guard let user = try await user(named: name), !user.disabled, let hash = user.passwordHash,
+              verify(user: name, password: password, hash: hash)
+        else { throw Self.invalidLogin }
+        return try await createSession(user: name, ttl: ttl)
+    }
+
+    /// Creates a session for an existing user (admin `POST /{db}/_session`).
+    public func createSession(user name: String, ttl: TimeInterval = DatabaseSecurity.defaultSessionTTL) async throws(PrincipalError) -> StoredSession {
+        guard try await user(named: name) != nil else { throw PrincipalError(status: 404, reason: "missing") }
+        var generator = SystemRandomNumberGenerator()
+        let id = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        let session = StoredSession(id: id, user: name, expires: Date().addingTimeInterval(ttl), ttl: ttl)
+        do throws(StoreError) {
+            try await store.saveSession(session)
+        } catch {
+            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+        }
+        return session
+    }
+
+    /// Ends a session (`DELETE /{db}/_session`); false when there was none.
+    public func endSession(id: String) async -> Bool {
+        (try? await store.deleteSession(id: id)) ?? false
+    }
+}

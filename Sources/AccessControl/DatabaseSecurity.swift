@@ -1,0 +1,136 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import Logging
+import Synchronization
+
+/// The security model of one database (ARCHITECTURE.md §6): its users and roles (kept
+/// in the database's SQLite file), its sync function (installed as the store's
+/// `RevisionGate`), authentication, and each user's effective access.
+///
+/// Users and roles from the config file are created or updated at start
+/// (`bootstrap`); the admin REST API manages them afterwards. GUEST (unauthenticated
+/// requests) exists only when configured, and is refused while disabled.
+public final class DatabaseSecurity: Sendable {
+    public let store: DocumentStore
+    public let syncFunction: SyncFunction
+    /// The mesh's shared secret (nil: any node that says it is a mesh peer is one).
+    public let meshSecret: MeshSecret?
+    /// PBKDF2 rounds for new password hashes.
+    let passwordIterations: Int
+    let logger: Logger
+    /// Verified credentials: user name → (SHA-256 of the password, the hash it matched),
+    /// so Basic authentication on every request does not run PBKDF2 every time.
+    let verified = Mutex<[String: (digest: [UInt8], hash: String)]>([:])
+
+    /// Installs `syncFunction` as `store`'s gate.
+    public init(
+        store: DocumentStore, syncFunction: SyncFunction, meshSecret: MeshSecret? = nil,
+        passwordIterations: Int = PasswordHash.defaultIterations, logger: Logger = Logger(label: "Auth")
+    ) {
+        self.store = store
+        self.meshSecret = meshSecret
+        self.syncFunction = syncFunction
+        self.passwordIterations = passwordIterations
+        self.logger = logger
+        store.setGate(SyncGate(function: syncFunction))
+    }
+
+    /// Creates or updates the users and roles of the config (`"users"`, `"roles"` of a
+    /// database, Sync Gateway's shape). A config password replaces the stored one only
+    /// when it differs.
+    public func bootstrap(users: [String: JSON], roles: [String: JSON]) async throws {
+        for name in roles.keys.sorted() {
+            do throws(PrincipalError) {
+                try await putRole(name: name, json: roles[name]!)
+            } catch {
+                throw PrincipalError(reason: "role \"\(name)\" in the config: \(error.reason)")
+            }
+        }
+        for name in users.keys.sorted() {
+            var json = users[name]!
+            if let password = json["password"]?.stringValue, let existing = try await user(named: name),
+               existing.passwordHash.map({ verify(user: name, password: password, hash: $0) }) == true,
+               case .object(var object) = json
+            {
+                object.removeValue(forKey: "password")
+                json = .object(object)
+            }
+            do throws(PrincipalError) {
+                try await putUser(name: name, json: json)
+            } catch {
+                throw PrincipalError(reason: "user \"\(name)\" in the config: \(error.reason)")
+            }
+        }
+    }
+
+    /// Whether a connection that says it comes from mesh node `nodeID` may join: always
+    /// without a secret, else only with a valid proof.
+    public func admitsMeshPeer(nodeID: String, proof: String?) -> Bool {
+        guard let meshSecret else { return true }
+        return meshSecret.verify(proof, nodeID: nodeID, database: store.name)
+    }
+
+    // MARK: Principals as stored
+
+    public func user(named name: String) async throws(PrincipalError) -> User? {
+        try await stored(.user, name).flatMap { User(stored: $0.body) }
+    }
+
+    public func role(named name: String) async throws(PrincipalError) -> Role? {
+        try await stored(.role, name).flatMap { Role(stored: $0.body) }
+    }
+
+    func stored(_ kind: DocumentStore.PrincipalKind, _ name: String) async throws(PrincipalError) -> StoredPrincipal? {
+        do throws(StoreError) {
+            return try await store.principal(kind, named: name)
+        } catch {
+            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+        }
+    }
+
+    // MARK: Effective access
+
+    /// The user's roles and channels with the sequences they count from.
+    public func access(for user: User) async throws(PrincipalError) -> UserAccess {
+        do throws(StoreError) {
+            let storedUser = try await store.principal(.user, named: user.name)
+            let userSeqs = Self.sequences(storedUser)
+            var roles: [String: UInt64] = [:]
+            for role in user.adminRoles { roles[role] = userSeqs["role:\(role)"] ?? storedUser?.sequence ?? 0 }
+            for grant in try await store.roleGrants(to: user.name) {
+                roles[grant.role] = min(roles[grant.role] ?? .max, grant.sequence)
+            }
+            var channels: [String: UInt64] = [ChannelSet.publicChannel: 0]
+            func add(_ channel: String, _ seq: UInt64) { channels[channel] = min(channels[channel] ?? .max, seq) }
+            for channel in user.adminChannels { add(channel, userSeqs[channel] ?? storedUser?.sequence ?? 0) }
+            var grantees = [user.name]
+            var roleSince: [String: UInt64] = [:]
+            for (name, since) in roles {
+                guard let storedRole = try await store.principal(.role, named: name), let role = Role(stored: storedRole.body) else {
+                    continue
+                }
+                let roleSeqs = Self.sequences(storedRole)
+                for channel in role.adminChannels { add(channel, max(since, roleSeqs[channel] ?? storedRole.sequence)) }
+                grantees.append("role:\(name)")
+                roleSince["role:\(name)"] = since
+            }
+            for grant in try await store.channelGrants(to: grantees) {
+                add(grant.channel, max(grant.sequence, roleSince[grant.grantee] ?? 0))
+            }
+            // Roles a user holds count only if they exist.
+            var existingRoles: [String: UInt64] = [:]
+            for (name, since) in roles where roleSince["role:\(name)"] != nil { existingRoles[name] = since }
+            return UserAccess(user: user, roles: existingRoles, channels: channels)
+        } catch {
+            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+        }
+    }
+
+    /// Per-name sequences kept in a stored principal (`seqs`): when each admin channel
+    /// (or `role:<name>` for admin roles) was first given.
+    static func sequences(_ stored: StoredPrincipal?) -> [String: UInt64] {
+        guard let object = stored?.body["seqs"]?.objectValue else { return [:] }
+        return object.compactMapValues { $0.intValue.map { UInt64(max(0, $0)) } }
+    }
+}

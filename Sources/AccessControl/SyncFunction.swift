@@ -1,0 +1,99 @@
+import DocumentModel
+import DocumentStore
+import JSEngine
+import Synchronization
+
+/// The identity a sync function checks `requireUser`/`requireRole`/`requireAccess`
+/// against. nil stands for an administrator or a mesh peer: every check passes.
+public struct SyncUser: Sendable, Equatable {
+    public var name: String
+    public var roles: Set<String>
+    public var channels: Set<String>
+
+    public init(name: String, roles: Set<String> = [], channels: Set<String> = []) {
+        self.name = name
+        self.roles = roles
+        self.channels = channels
+    }
+}
+
+/// A database's sync function (`function(doc, oldDoc) {…}`, ES5), run by the embedded
+/// Duktape engine for every new revision.
+///
+/// `SyncFunction` owns the compiled function and its host API, as in Sync Gateway:
+/// `channel(…)`, `access(users, channels)`, `role(users, roles)`, `expiry(…)`,
+/// `requireUser(…)`, `requireRole(…)`, `requireAccess(…)`, `throw({forbidden: …})`,
+/// `throw({unauthorized: …})` and `console.log`. A call's outputs are collected in a
+/// per-call `SyncCall` (no state shared between calls). A call that overruns its budget
+/// wedges the engine; from then on every write is refused with 503 until the node
+/// restarts, instead of hanging the node.
+public final class SyncFunction: Sendable {
+    /// Sync Gateway's default: route each document to the channels named in its
+    /// `channels` property.
+    public static let defaultSource = "function(doc, oldDoc) { channel(doc.channels); }"
+
+    public let source: String
+    let function: JSFunction
+
+    /// Compiles `source`; bad JavaScript throws `JSError.compile` with the line.
+    public init(source: String = SyncFunction.defaultSource, timeout: Duration = .seconds(2), logger: (@Sendable (String) -> Void)? = nil) throws(JSError) {
+        self.source = source
+        function = try JSFunction(
+            source: source, globals: Self.hostFunctions(logger: logger),
+            options: .init(timeout: timeout, filename: "sync"))
+    }
+
+    /// Runs the function on one revision. `doc` carries `_id`, `_rev` and, for a
+    /// deletion, `_deleted: true`; `oldDoc` is the parent revision (nil for a new
+    /// document). Returns the revision's channels and grants, or throws the rejection.
+    public func run(doc: JSON, oldDoc: JSON?, user: SyncUser?) throws(StoreError) -> RevisionAccess {
+        let call = SyncCall(user: user)
+        do {
+            _ = try function.call([doc, oldDoc ?? .null], context: call)
+        } catch {
+            throw Self.rejection(error)
+        }
+        return call.result
+    }
+
+    /// Whether an earlier call overran its budget (nothing runs any more).
+    public var isWedged: Bool { function.isWedged }
+
+    /// Sync Gateway's errors for what a sync function threw.
+    static func rejection(_ error: JSError) -> StoreError {
+        switch error {
+        case .thrown(let value):
+            if let reason = error.thrownString(forKey: "forbidden") {
+                return StoreError(.forbidden, error: "forbidden", reason: reason)
+            }
+            if let reason = error.thrownString(forKey: "unauthorized") {
+                return StoreError(.unauthorized, error: "Unauthorized", reason: reason)
+            }
+            let message = value["message"]?.stringValue ?? value.stringValue ?? value.canonicalString
+            return StoreError(.storage, error: "sync_function_error", reason: "Exception in JS sync function: \(message)")
+        case .timeout, .wedged:
+            return StoreError(
+                .unavailable, error: "service_unavailable",
+                reason: "The sync function did not finish within its time budget; this database accepts no writes until the node restarts with a fixed sync function")
+        default:
+            return StoreError(.storage, error: "sync_function_error", reason: "Sync function failed: \(error.message)")
+        }
+    }
+}
+
+/// The outputs of one sync function call, filled in by the host functions on the
+/// engine's thread while the caller waits, read by the caller afterwards.
+final class SyncCall: Sendable {
+    let user: SyncUser?
+    private let state = Mutex(RevisionAccess())
+
+    init(user: SyncUser?) {
+        self.user = user
+    }
+
+    var result: RevisionAccess { state.withLock { $0 } }
+
+    func update(_ body: (inout RevisionAccess) -> Void) {
+        state.withLock { body(&$0) }
+    }
+}

@@ -1,0 +1,34 @@
+import DocumentModel
+import DocumentStore
+
+/// The `RevisionGate` of a database with access control: runs the sync function on
+/// every new revision, whatever its source, so that a rejected revision is stored (and
+/// therefore replicated) nowhere.
+///
+/// The function sees the revision as Sync Gateway shows it (`_id`, `_rev`, `_deleted`
+/// for deletions, `_attachments`) and the *parent* revision as `oldDoc`. Using the parent
+/// rather than whatever revision happens to be current keeps the outcome a function of
+/// the revision alone, so every node of a mesh computes the same channels and grants
+/// for it whatever order revisions arrive in. The writer is the `author` the store was
+/// given: a `SyncUser`, or nil for administrators and mesh peers (`require…` pass).
+public struct SyncGate: RevisionGate {
+    public let function: SyncFunction
+
+    public init(function: SyncFunction) {
+        self.function = function
+    }
+
+    public func evaluate(_ revision: GateRevision, author: (any Sendable)?) throws(StoreError) -> RevisionAccess {
+        var doc = revision.body
+        doc["_id"] = .string(revision.docID)
+        doc["_rev"] = .string(revision.revID.description)
+        if revision.deleted { doc["_deleted"] = true }
+        var oldDoc: JSON?
+        if var parent = revision.parentBody {
+            parent["_id"] = .string(revision.docID)
+            if revision.parentDeleted { parent["_deleted"] = true }
+            oldDoc = .object(parent)
+        }
+        return try function.run(doc: .object(doc), oldDoc: oldDoc, user: author as? SyncUser)
+    }
+}

@@ -1,0 +1,115 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+/// The write side of access control: running the `RevisionGate` on each new revision
+/// and keeping the channel and grant index of each document's winning revision.
+extension DocumentStore {
+    /// Installs (or removes, with nil) the gate every new revision passes through.
+    public func setGate(_ gate: (any RevisionGate)?) {
+        gateBox.withLock { $0 = gate }
+    }
+
+    /// The installed gate, if any.
+    public var gate: (any RevisionGate)? { gateBox.withLock { $0 } }
+
+    /// Runs the gate on a new revision (before anything of it is written).
+    static func evaluateGate(
+        _ context: WriteContext, docID: String, revID: RevID, body: [String: JSON], deleted: Bool,
+        parentBody: [String: JSON]?, parentDeleted: Bool
+    ) throws(StoreError) -> RevisionAccess? {
+        guard let gate = context.gate else { return nil }
+        return try gate.evaluate(
+            GateRevision(docID: docID, revID: revID, body: body, deleted: deleted, parentBody: parentBody, parentDeleted: parentDeleted),
+            author: context.author)
+    }
+
+    /// Records a new revision's access and, when the document's winner is known, the
+    /// winner's channels and grants. `access` is the new revision's; `winner` the
+    /// document's winning revision after the write.
+    static func recordAccess(
+        _ db: Database, docRow: Int64, rev: RevID, access: RevisionAccess?, winner: RevID, sequence: UInt64
+    ) throws {
+        guard let access else { return }
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO rev_access(doc, rev, data) VALUES (?, ?, ?)")
+            .execute(arguments: [docRow, rev.description, Data(access.json.canonicalBytes())])
+        try indexWinnerAccess(db, docRow: docRow, winner: winner, access: winner == rev ? access : nil, sequence: sequence)
+    }
+
+    /// The stored access of one revision (nil when none was recorded).
+    static func loadAccess(_ db: Database, docRow: Int64, rev: RevID) throws -> RevisionAccess? {
+        let statement = try db.cachedStatement(sql: "SELECT data FROM rev_access WHERE doc = ? AND rev = ?")
+        guard let data = try Data.fetchOne(statement, arguments: [docRow, rev.description]) else { return nil }
+        return RevisionAccess(json: (try? JSON.parse([UInt8](data))) ?? .null)
+    }
+
+    /// Makes the index say what `winner` says (its access is loaded when nil): the
+    /// document's channel rows move to `sequence` (channels it left are marked
+    /// removed), and its grants are replaced, keeping the sequence of grants that stay.
+    static func indexWinnerAccess(_ db: Database, docRow: Int64, winner: RevID, access: RevisionAccess?, sequence: UInt64) throws {
+        let winnerAccess = try access ?? loadAccess(db, docRow: docRow, rev: winner) ?? RevisionAccess()
+        let seq = Int64(clamping: sequence)
+        let rev = winner.description
+
+        // Channels.
+        let current = try String.fetchSet(
+            db.cachedStatement(sql: "SELECT channel FROM doc_channels WHERE doc = ? AND removed = 0"), arguments: [docRow])
+        let upsert = try db.cachedStatement(sql: """
+            INSERT INTO doc_channels(channel, doc, seq, rev, removed) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(channel, doc) DO UPDATE SET seq = excluded.seq, rev = excluded.rev, removed = excluded.removed
+            """)
+        for channel in winnerAccess.channels {
+            try upsert.execute(arguments: [channel, docRow, seq, rev, false])
+        }
+        for channel in current.subtracting(winnerAccess.channels) {
+            try upsert.execute(arguments: [channel, docRow, seq, rev, true])
+        }
+
+        try indexGrants(db, table: "access_grants", columns: ("grantee", "channel"), docRow: docRow, wanted: winnerAccess.access, sequence: seq)
+        try indexGrants(db, table: "role_grants", columns: ("user", "role"), docRow: docRow, wanted: winnerAccess.roles, sequence: seq)
+    }
+
+    /// Makes a grant table hold exactly `wanted` (first column → second-column values)
+    /// for the document: grants that go are deleted, new ones start at `sequence`, and
+    /// grants that stay keep the sequence at which they first took effect.
+    private static func indexGrants(
+        _ db: Database, table: String, columns: (String, String), docRow: Int64, wanted: [String: Set<String>], sequence: Int64
+    ) throws {
+        var existing: [String: Int64] = [:]
+        let select = try db.cachedStatement(sql: "SELECT \(columns.0), \(columns.1), seq FROM \(table) WHERE doc = ?")
+        for row in try Row.fetchAll(select, arguments: [docRow]) {
+            existing["\(row[0] as String)\u{0}\(row[1] as String)"] = row[2]
+        }
+        var keys = Set<String>()
+        for (first, values) in wanted {
+            for value in values { keys.insert("\(first)\u{0}\(value)") }
+        }
+        try replaceGrants(db, table: table, columns: columns, docRow: docRow, existing: existing, wanted: keys, sequence: sequence)
+    }
+
+    /// Deletes the grants that are no longer wanted and inserts the new ones at `sequence`;
+    /// grants that stay keep the sequence at which they first took effect. Keys are
+    /// `first NUL second`.
+    private static func replaceGrants(
+        _ db: Database, table: String, columns: (String, String), docRow: Int64, existing: [String: Int64],
+        wanted: Set<String>, sequence: Int64
+    ) throws {
+        let delete = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(columns.0) = ? AND \(columns.1) = ? AND doc = ?")
+        for key in existing.keys where !wanted.contains(key) {
+            let parts = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            try delete.execute(arguments: [parts[0], parts[1], docRow])
+        }
+        let insert = try db.cachedStatement(sql: "INSERT INTO \(table)(\(columns.0), \(columns.1), doc, seq) VALUES (?, ?, ?, ?)")
+        for key in wanted where existing[key] == nil {
+            let parts = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            try insert.execute(arguments: [parts[0], parts[1], docRow, sequence])
+        }
+    }
+
+    /// Forgets everything the index holds about a document (purge).
+    static func removeAccess(_ db: Database, docRow: Int64) throws {
+        for table in ["rev_access", "doc_channels", "access_grants", "role_grants"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE doc = ?", arguments: [docRow])
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import DocumentStore
+
+/// What the peer of a replication session may read and as whom it writes, decided by
+/// whoever accepted the connection (the node: a mesh peer, an administrator, or an
+/// authenticated user). The Replication module knows nothing of users: it gets the
+/// writer identity to hand to the store, and a function giving the channels the peer
+/// may pull (with the sequence each counts from), asked again for every batch so that
+/// grants and revocations take effect during a continuous pull.
+public struct PeerAccess: Sendable {
+    /// Passed to `DocumentStore.save(batch:author:)` for revisions the peer sends.
+    public var author: (any Sendable)?
+    /// Channels the peer may pull; nil means every document (mesh peers, administrators).
+    public var channels: (@Sendable () async -> [String: UInt64]?)?
+
+    public init(author: (any Sendable)? = nil, channels: (@Sendable () async -> [String: UInt64]?)? = nil) {
+        self.author = author
+        self.channels = channels
+    }
+
+    /// Everything, as an administrator (mesh peers, the admin port, active replications).
+    public static let full = PeerAccess()
+
+    /// True when the peer may read every document (no channel limit, or the `*` channel).
+    public func readsEverything() async -> Bool {
+        guard let channels else { return true }
+        return await channels()?["*"] != nil
+    }
+}

@@ -1,0 +1,42 @@
+import AccessControl
+import DocumentModel
+import DocumentStore
+import JSEngine
+import Logging
+
+extension ShoalNode {
+    /// The security of a database (§6): its sync function compiled and installed as the
+    /// store's gate. Bad JavaScript fails the node's start with the line and Duktape's
+    /// message.
+    static func makeSecurity(for database: NodeConfiguration.Database, store: DocumentStore, passwordIterations: Int) throws -> DatabaseSecurity {
+        let syncLogger = Logger(label: "Javascript")
+        let function: SyncFunction
+        do {
+            function = try SyncFunction(
+                source: database.sync ?? SyncFunction.defaultSource,
+                logger: { message in syncLogger.info("sync \(database.name): \(message)") })
+        } catch {
+            throw ConfigLoader.ConfigError(message: "database \"\(database.name)\": \"sync\": \(error)")
+        }
+        return DatabaseSecurity(
+            store: store, syncFunction: function, meshSecret: database.meshSecret.map(MeshSecret.init),
+            passwordIterations: passwordIterations, logger: Logger(label: "Auth"))
+    }
+
+    /// Creates or updates the configured users and roles of every database.
+    func bootstrapPrincipals() async throws {
+        for database in configuration.databases {
+            guard let security = securities[database.name] else { continue }
+            do {
+                try await security.bootstrap(users: database.users, roles: database.roles)
+            } catch let error as PrincipalError {
+                throw ConfigLoader.ConfigError(message: "database \"\(database.name)\": \(error.reason)")
+            }
+            if database.users[User.guestName].map({ $0["disabled"]?.boolValue != true }) == true {
+                logger.notice("database \(database.name): GUEST is enabled: unauthenticated requests are accepted")
+            }
+        }
+    }
+
+    public func security(database name: String) -> DatabaseSecurity? { securities[name] }
+}
