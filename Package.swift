@@ -85,7 +85,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["AccessControl.md"]
         ),
         // Avahi's Bonjour-compatible DNS-SD library (dns_sd.h).
         .systemLibrary(name: "CDNSSD"),
