@@ -13,7 +13,8 @@ import Synchronization
 /// requests) exists only when configured, and is refused while disabled.
 public final class DatabaseSecurity: Sendable {
     public let store: DocumentStore
-    public let syncFunction: SyncFunction
+    /// The configured sync function (nil: Sync Gateway's default routing, native).
+    public let syncFunction: SyncFunction?
     /// The mesh's shared secret (nil: any node that says it is a mesh peer is one).
     public let meshSecret: MeshSecret?
     /// PBKDF2 rounds for new password hashes.
@@ -23,9 +24,9 @@ public final class DatabaseSecurity: Sendable {
     /// so Basic authentication on every request does not run PBKDF2 every time.
     let verified = Mutex<[String: (digest: [UInt8], hash: String)]>([:])
 
-    /// Installs `syncFunction` as `store`'s gate.
+    /// Installs `syncFunction` (nil: the default) as `store`'s gate.
     public init(
-        store: DocumentStore, syncFunction: SyncFunction, meshSecret: MeshSecret? = nil,
+        store: DocumentStore, syncFunction: SyncFunction?, meshSecret: MeshSecret? = nil,
         passwordIterations: Int = PasswordHash.defaultIterations, logger: Logger = Logger(label: "Auth")
     ) {
         self.store = store

@@ -11,14 +11,24 @@ import DocumentStore
 /// the revision alone, so every node of a mesh computes the same channels and grants
 /// for it whatever order revisions arrive in. The writer is the `author` the store was
 /// given: a `SyncUser`, or nil for administrators and mesh peers (`require…` pass).
+///
+/// Without a configured function the gate applies Sync Gateway's default,
+/// `function(doc, oldDoc) { channel(doc.channels); }`, natively: the same channels,
+/// without a JavaScript call per revision.
 public struct SyncGate: RevisionGate {
-    public let function: SyncFunction
+    /// The configured function; nil for the default routing.
+    public let function: SyncFunction?
 
-    public init(function: SyncFunction) {
+    public init(function: SyncFunction?) {
         self.function = function
     }
 
     public func evaluate(_ revision: GateRevision, author: (any Sendable)?) throws(StoreError) -> RevisionAccess {
+        guard let function else {
+            // The default function: `channel(doc.channels)`; a deletion has no properties.
+            let value = revision.body["channels"] ?? .null
+            return RevisionAccess(channels: Set(ChannelSet.strings(value).filter(ChannelSet.isValidChannelName)))
+        }
         var doc = revision.body
         doc["_id"] = .string(revision.docID)
         doc["_rev"] = .string(revision.revID.description)

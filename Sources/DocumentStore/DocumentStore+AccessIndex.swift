@@ -27,12 +27,18 @@ extension DocumentStore {
     /// Records a new revision's access and, when the document's winner is known, the
     /// winner's channels and grants. `access` is the new revision's; `winner` the
     /// document's winning revision after the write.
+    /// `isNew`: the document did not exist before this write (nothing to replace).
     static func recordAccess(
-        _ db: Database, docRow: Int64, rev: RevID, access: RevisionAccess?, winner: RevID, sequence: UInt64
+        _ db: Database, docRow: Int64, rev: RevID, access: RevisionAccess?, winner: RevID, sequence: UInt64, isNew: Bool = false
     ) throws {
         guard let access else { return }
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO rev_access(doc, rev, data) VALUES (?, ?, ?)")
-            .execute(arguments: [docRow, rev.description, Data(access.json.canonicalBytes())])
+        // An empty access is not stored: a missing row reads as empty.
+        if !access.isEmpty {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO rev_access(doc, rev, data) VALUES (?, ?, ?)")
+                .execute(arguments: [docRow, rev.description, Data(access.json.canonicalBytes())])
+        } else if isNew {
+            return
+        }
         try indexWinnerAccess(db, docRow: docRow, winner: winner, access: winner == rev ? access : nil, sequence: sequence)
     }
 

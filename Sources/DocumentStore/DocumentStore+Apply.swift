@@ -101,7 +101,7 @@ extension DocumentStore {
             let docRow = existing?.rowID ?? db.lastInsertedRowID
             let forget = try db.cachedStatement(sql: "DELETE FROM rev_access WHERE doc = ? AND rev = ?")
             for rev in removed { try forget.execute(arguments: [docRow, rev.description]) }
-            try recordAccess(db, docRow: docRow, rev: revID, access: access, winner: tree.winner!, sequence: sequence)
+            try recordAccess(db, docRow: docRow, rev: revID, access: access, winner: tree.winner!, sequence: sequence, isNew: existing == nil)
         }
         counters.lastSequence = sequence
         counters.docCount += Int64((tree.isDeleted ? 0 : 1) - (wasLive ? 1 : 0))
@@ -144,7 +144,7 @@ extension DocumentStore {
             Data(tree.serialized()), Data(bytes),
         ])
         guard db.changesCount == 1 else { return nil }
-        try recordAccess(db, docRow: db.lastInsertedRowID, rev: revID, access: access, winner: revID, sequence: sequence)
+        try recordAccess(db, docRow: db.lastInsertedRowID, rev: revID, access: access, winner: revID, sequence: sequence, isNew: true)
         counters.lastSequence = sequence
         if !tree.isDeleted { counters.docCount += 1 }
         return WriteResult(docID: update.docID, revID: revID, sequence: sequence)

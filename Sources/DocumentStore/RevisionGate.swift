@@ -57,6 +57,9 @@ public struct RevisionAccess: Sendable, Equatable {
         self.expiry = expiry
     }
 
+    /// No channels, grants, roles or expiry.
+    public var isEmpty: Bool { channels.isEmpty && access.isEmpty && roles.isEmpty && expiry == nil }
+
     /// Compact JSON form stored with the revision.
     public var json: JSON {
         func sorted(_ set: Set<String>) -> JSON { .array(set.sorted().map { .string($0) }) }

@@ -5,16 +5,16 @@ import JSEngine
 import Logging
 
 extension ShoalNode {
-    /// The security of a database (§6): its sync function compiled and installed as the
-    /// store's gate. Bad JavaScript fails the node's start with the line and Duktape's
+    /// The security of a database (§6): its sync function compiled (none configured:
+    /// Sync Gateway's default routing, applied natively) and installed as the store's gate. Bad JavaScript fails the node's start with the line and Duktape's
     /// message.
     static func makeSecurity(for database: NodeConfiguration.Database, store: DocumentStore, passwordIterations: Int) throws -> DatabaseSecurity {
         let syncLogger = Logger(label: "Javascript")
-        let function: SyncFunction
+        var function: SyncFunction?
         do {
-            function = try SyncFunction(
-                source: database.sync ?? SyncFunction.defaultSource,
-                logger: { message in syncLogger.info("sync \(database.name): \(message)") })
+            function = try database.sync.map { source in
+                try SyncFunction(source: source, logger: { message in syncLogger.info("sync \(database.name): \(message)") })
+            }
         } catch {
             throw ConfigLoader.ConfigError(message: "database \"\(database.name)\": \"sync\": \(error)")
         }
