@@ -45,10 +45,12 @@ public final class KeepAliveHTTPClient: Sendable {
 
     /// Sends one request and waits for its whole response.
     public func request(
-        _ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil, contentType: String = "application/json"
+        _ method: HTTPMethod, _ path: String, body: ByteBuffer? = nil, contentType: String = "application/json",
+        headers: [(String, String)] = []
     ) async throws -> Response {
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
         head.headers.add(name: "Host", value: "\(host):\(port)")
+        for (name, value) in headers { head.headers.add(name: name, value: value) }
         head.headers.add(name: "Connection", value: "keep-alive")
         head.headers.add(name: "Accept", value: "application/json")
         if let body {
