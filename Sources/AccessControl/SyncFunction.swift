@@ -56,6 +56,23 @@ public final class SyncFunction: Sendable {
         return call.result
     }
 
+    /// Runs the function on many revisions in one hand-off to the engine's thread.
+    public func run(batch: [(doc: JSON, oldDoc: JSON?)], user: SyncUser?) async -> [Result<RevisionAccess, StoreError>] {
+        let calls = batch.map { _ in SyncCall(user: user) }
+        let results: [Result<JSON, JSError>]
+        do {
+            results = try await function.call(batch: zip(batch, calls).map { item, call in ([item.doc, item.oldDoc ?? .null], call) })
+        } catch {
+            return Array(repeating: .failure(Self.rejection(error)), count: batch.count)
+        }
+        return zip(results, calls).map { result, call in
+            switch result {
+            case .success: .success(call.result)
+            case .failure(let error): .failure(Self.rejection(error))
+            }
+        }
+    }
+
     /// Whether an earlier call overran its budget (nothing runs any more).
     public var isWedged: Bool { function.isWedged }
 

@@ -29,6 +29,19 @@ public struct SyncGate: RevisionGate {
             let value = revision.body["channels"] ?? .null
             return RevisionAccess(channels: Set(ChannelSet.strings(value).filter(ChannelSet.isValidChannelName)))
         }
+        let (doc, oldDoc) = Self.arguments(revision)
+        return try function.run(doc: doc, oldDoc: oldDoc, user: author as? SyncUser)
+    }
+
+    public func evaluate(batch: [GateRevision], author: (any Sendable)?) async -> [Result<RevisionAccess, StoreError>] {
+        guard let function else {
+            return batch.map { revision in Result { () throws(StoreError) in try evaluate(revision, author: author) } }
+        }
+        return await function.run(batch: batch.map(Self.arguments), user: author as? SyncUser)
+    }
+
+    /// `doc` and `oldDoc` as Sync Gateway shows them to the function.
+    static func arguments(_ revision: GateRevision) -> (doc: JSON, oldDoc: JSON?) {
         var doc = revision.body
         doc["_id"] = .string(revision.docID)
         doc["_rev"] = .string(revision.revID.description)
@@ -39,6 +52,6 @@ public struct SyncGate: RevisionGate {
             if revision.parentDeleted { parent["_deleted"] = true }
             oldDoc = .object(parent)
         }
-        return try function.run(doc: .object(doc), oldDoc: oldDoc, user: author as? SyncUser)
+        return (.object(doc), oldDoc)
     }
 }

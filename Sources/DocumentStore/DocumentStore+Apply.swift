@@ -18,13 +18,15 @@ extension DocumentStore {
         let revID: RevID
         let body: [String: JSON]
         var encoded: [UInt8]?
-        /// The parent's body and deleted flag, for the gate.
+        /// The parent, its body and deleted flag, for the gate.
+        var parentRev: RevID?
         var parentBody: [String: JSON]?
         var parentDeleted = false
         switch update.mode {
         case .edit(let requestedParent):
             let parent = try editParent(requested: requestedParent, tree: tree, deleting: update.deleted)
             let generation = (parent?.generation ?? 0) + 1
+            parentRev = parent
             parentBody = try parent.flatMap { try existing?.body(db, of: $0) }
             parentDeleted = parent.flatMap { tree.node(for: $0)?.deleted } ?? false
             let parentAttachments = parentBody.map { AttachmentInfo.parse($0["_attachments"]) } ?? [:]
@@ -58,6 +60,7 @@ extension DocumentStore {
                 }
             }
             body = try resolveBody(update, generation: revID.generation, ancestors: ancestors, blobs: context.blobs)
+            parentRev = history.count > 1 ? history[1] : nil
             if context.gate != nil, history.count > 1, let existing, let parentNode = tree.node(for: history[1]) {
                 parentDeleted = parentNode.deleted
                 if parentNode.hasBody { parentBody = try existing.body(db, of: history[1]) }
@@ -78,9 +81,9 @@ extension DocumentStore {
         }
 
         let bytes = try encoded ?? encode(body, maxSize: context.maxSize)
-        let access = try evaluateGate(
-            context, docID: update.docID, revID: revID, body: body, deleted: update.deleted,
-            parentBody: parentBody, parentDeleted: parentDeleted)
+        let access = try gateAccess(
+            context, update: update, revID: revID, body: body, parent: parentRev, parentBody: parentBody,
+            parentDeleted: parentDeleted)
         let removed = tree.stem(limit: context.revsLimit)
         if let existing {
             try storeBody(db, existing: existing, tree: tree, rev: revID, bytes: bytes, sequence: sequence)
@@ -131,8 +134,8 @@ extension DocumentStore {
             }
         }
         guard tree.contains(revID) else { return nil }
-        let access = try evaluateGate(
-            context, docID: update.docID, revID: revID, body: update.properties, deleted: update.deleted,
+        let access = try gateAccess(
+            context, update: update, revID: revID, body: update.properties, parent: parentRevision(of: update),
             parentBody: nil, parentDeleted: false)
         tree.stem(limit: context.revsLimit)
         let statement = try db.cachedStatement(sql: """
@@ -148,6 +151,13 @@ extension DocumentStore {
         counters.lastSequence = sequence
         if !tree.isDeleted { counters.docCount += 1 }
         return WriteResult(docID: update.docID, revID: revID, sequence: sequence)
+    }
+
+    /// The parent a new document's revision was evaluated with: none for a creation,
+    /// `history[1]` for a replicated revision (absent here, so without a body).
+    private static func parentRevision(of update: PreparedUpdate) -> RevID? {
+        if case .replicate(let history) = update.mode, history.count > 1 { return history[1] }
+        return nil
     }
 
     /// The parent a normal edit attaches to, or a conflict.

@@ -16,8 +16,9 @@ extension DocumentStore {
     public func save(batch updates: [DocumentUpdate], author: (any Sendable)? = nil) async throws(StoreError) -> [Result<WriteResult, StoreError>] {
         // Validation, attachment blobs (file I/O), canonical encoding and revision IDs
         // happen before the transaction, on all cores for large batches.
-        let prepared = prepareAll(updates)
-        let outcome = try await write { db in try self.commit(prepared, db: db, author: author) }
+        var prepared = prepareAll(updates)
+        await preEvaluateGate(&prepared, author: author)
+        let outcome = try await write { [prepared] db in try self.commit(prepared, db: db, author: author) }
         finishCommit(outcome)
         return outcome.results
     }
@@ -92,6 +93,8 @@ extension DocumentStore {
         var encoded: [UInt8]?
         /// The revision ID for an edit on its requested parent (valid when that parent is used).
         var editRevision: RevID?
+        /// The gate's outcome computed before the transaction, if it was.
+        var gateOutcome: GateOutcome?
 
         /// New documents are inserted without looking for an existing row first:
         /// creations, and replicated revisions that come with their whole history.

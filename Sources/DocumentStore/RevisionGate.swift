@@ -13,6 +13,16 @@ public protocol RevisionGate: Sendable {
     /// checks pass). Throw a `StoreError` (`.forbidden`, `.unauthorized`, or
     /// `.unavailable` when the gate cannot run) to reject.
     func evaluate(_ revision: GateRevision, author: (any Sendable)?) throws(StoreError) -> RevisionAccess
+
+    /// Evaluates many revisions at once (before their transaction; a gate that crosses
+    /// threads should do it in one hand-off). One result per revision, in order.
+    func evaluate(batch: [GateRevision], author: (any Sendable)?) async -> [Result<RevisionAccess, StoreError>]
+}
+
+extension RevisionGate {
+    public func evaluate(batch: [GateRevision], author: (any Sendable)?) async -> [Result<RevisionAccess, StoreError>] {
+        batch.map { revision in Result { () throws(StoreError) in try evaluate(revision, author: author) } }
+    }
 }
 
 /// A new revision as a gate sees it.
