@@ -102,7 +102,11 @@ import Testing
     }
 
     @Test func runawayFunctionWedgesWithServiceUnavailable() throws {
-        let sync = try SyncFunction(source: "function(doc) { if (doc.loop) { while (true) {} } }", timeout: .milliseconds(200))
+        // A loop far longer than the budget (but finite, so that the abandoned engine
+        // thread does not spin for the rest of the test run).
+        let sync = try SyncFunction(
+            source: "function(doc) { if (doc.loop) { var end = Date.now() + 1500; while (Date.now() < end) {} } }",
+            timeout: .milliseconds(200))
         _ = try sync.run(doc: ["_id": "ok"], oldDoc: nil, user: nil)
         #expect(throws: StoreError.self) { _ = try sync.run(doc: ["_id": "bad", "loop": true], oldDoc: nil, user: nil) }
         #expect(sync.isWedged)
