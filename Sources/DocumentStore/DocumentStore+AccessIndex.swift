@@ -39,7 +39,27 @@ extension DocumentStore {
         } else if isNew {
             return
         }
+        if isNew {
+            // Nothing indexed yet for this document: insert, without looking for rows to replace.
+            try insertNewAccess(db, docRow: docRow, rev: rev, access: access, sequence: sequence)
+            return
+        }
         try indexWinnerAccess(db, docRow: docRow, winner: winner, access: winner == rev ? access : nil, sequence: sequence)
+    }
+
+    /// The index rows of a document's first revision.
+    private static func insertNewAccess(_ db: Database, docRow: Int64, rev: RevID, access: RevisionAccess, sequence: UInt64) throws {
+        let seq = Int64(clamping: sequence)
+        let channel = try db.cachedStatement(sql: "INSERT INTO doc_channels(channel, doc, seq, rev, removed) VALUES (?, ?, ?, ?, 0)")
+        for name in access.channels { try channel.execute(arguments: [name, docRow, seq, rev.description]) }
+        let grant = try db.cachedStatement(sql: "INSERT INTO access_grants(grantee, channel, doc, seq) VALUES (?, ?, ?, ?)")
+        for (grantee, channels) in access.access {
+            for name in channels { try grant.execute(arguments: [grantee, name, docRow, seq]) }
+        }
+        let role = try db.cachedStatement(sql: "INSERT INTO role_grants(user, role, doc, seq) VALUES (?, ?, ?, ?)")
+        for (user, roles) in access.roles {
+            for name in roles { try role.execute(arguments: [user, name, docRow, seq]) }
+        }
     }
 
     /// The stored access of one revision (nil when none was recorded).
