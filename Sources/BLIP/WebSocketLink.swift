@@ -17,6 +17,8 @@ import Synchronization
 public final class WebSocketLink: BLIPTransport, @unchecked Sendable {
     /// Received bytes that may wait for the reader before the socket is no longer read.
     static let maxBufferedBytes = 4 << 20
+    /// Bytes that may wait for the event loop before `send` waits.
+    static let maxQueuedBytes = 1 << 20
 
     struct State {
         var events: [BLIPTransportEvent] = []
@@ -27,6 +29,9 @@ public final class WebSocketLink: BLIPTransport, @unchecked Sendable {
         /// The handler stopped reading (backpressure); the reader resumes it.
         var readPaused = false
         var writable = true
+        /// Bytes handed to the event loop and not yet written to the channel.
+        var queuedBytes = 0
+        var canSend: Bool { closed || (writable && queuedBytes <= WebSocketLink.maxQueuedBytes) }
         var writeWaiters: [CheckedContinuation<Void, Never>] = []
         /// Sends throw from now on.
         var closed = false
@@ -69,16 +74,26 @@ public final class WebSocketLink: BLIPTransport, @unchecked Sendable {
         }
         var buffers: [ByteBuffer] = []
         buffers.reserveCapacity(frames.count)
+        var bytes = 0
         for frame in frames {
             buffers.append(ByteBuffer(bytes: frame))
+            bytes += frame.count
+        }
+        let canSend = state.withLock { state -> Bool in
+            state.queuedBytes += bytes
+            return state.canSend
         }
         eventLoop.execute { [self, buffers] in
             handler?.writeFrames(buffers)
+            written(bytes)
         }
-        // Backpressure: wait while the socket does not take more.
+        // Backpressure: wait while the socket (or the event loop) does not take more.
+        if canSend {
+            return
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
-                if state.writable || state.closed { return true }
+                if state.canSend { return true }
                 state.writeWaiters.append(continuation)
                 return false
             }
@@ -207,7 +222,18 @@ public final class WebSocketLink: BLIPTransport, @unchecked Sendable {
     func setWritable(_ writable: Bool) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.writable = writable
-            guard writable else { return [] }
+            guard state.canSend else { return [] }
+            defer { state.writeWaiters = [] }
+            return state.writeWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The event loop took `bytes` handed over by `send`.
+    private func written(_ bytes: Int) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.queuedBytes -= bytes
+            guard state.canSend, !state.writeWaiters.isEmpty else { return [] }
             defer { state.writeWaiters = [] }
             return state.writeWaiters
         }
