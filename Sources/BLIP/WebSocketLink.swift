@@ -130,6 +130,7 @@ public final class WebSocketLink: BLIPTransport, @unchecked Sendable {
         public typealias Failure = Never
         let link: WebSocketLink
 
+        /// Hands out the queued frames of one batch, then waits for the next batch.
         public struct AsyncIterator: AsyncIteratorProtocol {
             let link: WebSocketLink
             var batch: [BLIPTransportEvent] = []
