@@ -50,6 +50,8 @@ let package = Package(
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "WSCore", package: "swift-websocket"),
@@ -169,7 +171,11 @@ let package = Package(
         .testTarget(name: "DocumentStoreTests", dependencies: ["DocumentStore", "TestSupport"]),
         .testTarget(
             name: "BLIPTests",
-            dependencies: ["BLIP", "TestSupport", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "BLIP", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
         ),
         .testTarget(name: "ReplicationTests", dependencies: ["Replication", "BLIP", "TestSupport"]),
         .testTarget(name: "MeshTests", dependencies: ["Mesh", "ShoalNode", "TestSupport"]),

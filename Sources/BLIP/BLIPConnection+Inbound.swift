@@ -9,6 +9,7 @@ extension BLIPConnection {
         case resume(ConnectionState.Waiter, Result<BLIPMessage, BLIPError>)
         case log(Logger.Level, String)
         case fatal(BLIPError)
+        case immediate(ImmediateHandler, BLIPMessage, BLIPResponder)
     }
 
     /// Takes one decoded frame; returns a fatal error, if any.
@@ -36,6 +37,8 @@ extension BLIPConnection {
             logger.log(level: level, "\(message)")
         case .fatal(let error):
             return error
+        case .immediate(let handler, let request, let responder):
+            handler(request, responder)
         }
         return nil
     }
@@ -87,6 +90,12 @@ extension BLIPConnection {
 
     /// Starts the handler task for an incoming request (or answers 404).
     private func dispatch(_ request: BLIPMessage, number: UInt64, state: inout ConnectionState) -> Outcome {
+        if let profile = request.profile, let immediate = state.immediateHandlers[profile] {
+            var request = request
+            request.requestNumber = number
+            let responder = BLIPResponder(connection: self, number: number, urgent: request.urgent, noReply: request.noReply)
+            return .immediate(immediate, request, responder)
+        }
         guard let profile = request.profile, let handler = state.handlers[profile] else {
             let name = request.profile ?? "(none)"
             if request.noReply {

@@ -82,11 +82,20 @@ extension BLIPConnection {
         await close(error: state.withLock { $0.writerFailure })
     }
 
+    /// Most frames (and bytes) the writer hands to the transport at once.
+    static let maxFramesPerWrite = 256
+    static let maxBytesPerWrite = 1 << 20
+
     private func writeLoop() async {
         var encoder = BLIPFrameEncoder(compressionLevel: configuration.compressionLevel)
         var wake = wakeStream.makeAsyncIterator()
+        var frames: [[UInt8]] = []
         while true {
-            while let work = state.withLock({ $0.nextWork() }) {
+            // Everything ready goes to the transport in one call (one flush).
+            var bytesQueued = 0
+            while frames.count < Self.maxFramesPerWrite && bytesQueued < Self.maxBytesPerWrite,
+                  let work = state.withLock({ $0.nextWork() })
+            {
                 let bytes: [UInt8]
                 switch work {
                 case .ack(let type, let number, let byteCount):
@@ -110,8 +119,13 @@ extension BLIPConnection {
                         }
                     }
                 }
+                frames.append(bytes)
+                bytesQueued += bytes.count
+            }
+            if !frames.isEmpty {
                 do {
-                    try await transport.send(bytes)
+                    try await transport.send(frames: frames)
+                    frames.removeAll(keepingCapacity: true)
                 } catch {
                     // Stop writing and close the transport, which ends the inbound
                     // sequence; the reader then closes the connection with the reason
@@ -124,6 +138,7 @@ extension BLIPConnection {
                     await transport.close(error: failure)
                     return
                 }
+                continue
             }
             guard await wake.next() != nil else { return }
         }

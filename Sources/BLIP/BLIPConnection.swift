@@ -48,13 +48,17 @@ public final class BLIPConnection: Sendable {
     ) {
         state.withLock { state in
             state.handlers[profile] = handler
+            state.immediateHandlers[profile] = nil
             if serial { state.serialProfiles.insert(profile) } else { state.serialProfiles.remove(profile) }
         }
     }
 
     /// Removes the handler for `profile`.
     public func removeHandler(for profile: String) {
-        state.withLock { _ = $0.handlers.removeValue(forKey: profile) }
+        state.withLock { state in
+            state.handlers[profile] = nil
+            state.immediateHandlers[profile] = nil
+        }
     }
 
     /// Sends a request and waits for its reply; throws BLIPError for ERR replies or if
@@ -67,11 +71,11 @@ public final class BLIPConnection: Sendable {
         let flags = message.frameFlags(type: .request)
         let id = state.withLock { $0.makeID() }
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: ConnectionState.Waiter) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<BLIPMessage, BLIPError>, Never>) in
                 let refusal: BLIPError? = state.withLock { state in
                     guard state.isOpen else { return state.closedFailure }
                     guard !Task.isCancelled else { return .cancelled }
-                    state.waiters[id] = continuation
+                    state.waiters[id] = .continuation(continuation)
                     state.outbox.enqueue(id: id, type: .request, number: 0, flags: flags, data: data)
                     return nil
                 }

@@ -6,10 +6,22 @@
 public protocol BLIPTransport: Sendable {
     /// Sends one frame. May suspend for backpressure. Throws if the transport is closed.
     func send(_ frame: [UInt8]) async throws
+    /// Sends several frames in order. A transport that can write them together (one
+    /// flush, one system call) should; the default sends them one by one.
+    func send(frames: [[UInt8]]) async throws
     /// Closes the transport; `error` nil = normal closure (WebSocket 1000), else an
     /// error closure (see `BLIPError.webSocketCloseCode`: 1002 protocol error / 1011).
     /// Closing twice is harmless.
     func close(error: BLIPError?) async
+}
+
+extension BLIPTransport {
+    /// Sends the frames one at a time with `send(_:)`.
+    public func send(frames: [[UInt8]]) async throws {
+        for frame in frames {
+            try await send(frame)
+        }
+    }
 }
 
 /// What the transport delivers.

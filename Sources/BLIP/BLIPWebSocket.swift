@@ -78,20 +78,57 @@ public enum BLIPWebSocket {
         heartbeat * 3 / 2
     }
 
-    /// Runs a BLIP connection over an open WebSocket until it closes. `session` is
-    /// called with the connection once it runs; with `closeWhenSessionEnds` the
-    /// connection is closed cleanly when `session` returns (an active one-shot
-    /// replication), otherwise it lives until the peer closes.
+    /// Runs a BLIP connection over an open WebSocket (swift-websocket's streams)
+    /// until it closes. `session` is called with the connection once it runs; with
+    /// `closeWhenSessionEnds` the connection is closed cleanly when `session` returns
+    /// (an active one-shot replication), otherwise it lives until the peer closes.
     public static func run(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, configuration: BLIPConfiguration = .init(),
         logger: Logger, closeWhenSessionEnds: Bool,
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
-        let connection = BLIPConnection(transport: WebSocketTransport(outbound: outbound), configuration: configuration, logger: logger)
+        try await run(
+            transport: WebSocketTransport(outbound: outbound),
+            inbound: WebSocketEvents(messages: inbound.messages(maxSize: maxWebSocketFrame)),
+            configuration: configuration, logger: logger, closeWhenSessionEnds: closeWhenSessionEnds, session: session)
+    }
+
+    /// Runs a BLIP connection over a link set up by `prepareServerLink` (or the
+    /// client dial) until it closes; see `run(inbound:outbound:…)`.
+    public static func run(
+        link: WebSocketLink, configuration: BLIPConfiguration = .init(), logger: Logger, closeWhenSessionEnds: Bool,
+        session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
+        try await run(
+            transport: link, inbound: link.inbound, configuration: configuration, logger: logger,
+            closeWhenSessionEnds: closeWhenSessionEnds, session: session)
+    }
+
+    /// Server side, from the HTTP server's upgrade decision (before it answers 101):
+    /// hooks the channel so that once the upgrade completes, BLIP frames are read
+    /// and written by Shoal's own channel handler (coalesced writes, pings every
+    /// `pingPeriod(heartbeat:)`) instead of the server's WebSocket layer, which then
+    /// only sees the end of the connection. The returned future gives the link once
+    /// the upgrade is complete. Disable the server's own automatic pings.
+    public static func prepareServerLink(channel: any Channel, heartbeat: Duration?) async throws -> EventLoopFuture<WebSocketLink> {
+        let promise = channel.eventLoop.makePromise(of: WebSocketLink.self)
+        let period = heartbeat.map { TimeAmount(Self.pingPeriod(heartbeat: $0)) }
+        try await channel.eventLoop.submit {
+            try channel.pipeline.syncOperations.addHandler(BLIPUpgradeInstaller(pingPeriod: period, promise: promise))
+        }.get()
+        return promise.futureResult
+    }
+
+    static func run(
+        transport: any BLIPTransport, inbound: some AsyncSequence<BLIPTransportEvent, Never> & Sendable,
+        configuration: BLIPConfiguration, logger: Logger, closeWhenSessionEnds: Bool,
+        session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
+        let connection = BLIPConnection(transport: transport, configuration: configuration, logger: logger)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The reader pulls straight from the WebSocket (no hop through a buffer).
-                try await connection.run(inbound: WebSocketEvents(messages: inbound.messages(maxSize: maxWebSocketFrame)))
+                try await connection.run(inbound: inbound)
             }
             group.addTask {
                 try await session(connection)
@@ -112,13 +149,27 @@ public enum BLIPWebSocket {
     }
 
     /// Dials `url` (ws:// or wss://) asking for the BLIP subprotocol, then runs
-    /// `session` over the connection (closing it when `session` returns).
+    /// `session` over the connection (closing it when `session` returns). `ws://`
+    /// goes through Shoal's own NIO channel handler; `wss://` through swift-websocket.
     public static func connect(
         url: String, headers: HTTPFields = [:], heartbeat: Duration?, configuration: BLIPConfiguration = .init(),
         logger: Logger, session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         var fields = headers
         fields[.secWebSocketProtocol] = subprotocol
+        if url.lowercased().hasPrefix("ws://") {
+            let (channel, link) = try await BLIPWebSocketChannel.connect(url: url, headers: fields, heartbeat: heartbeat)
+            do {
+                try await run(link: link, configuration: configuration, logger: logger, closeWhenSessionEnds: true,
+                              session: session)
+            } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+            // The closing handshake ends with the channel (bounded by `closeTimeout`).
+            try? await channel.closeFuture.get()
+            return
+        }
         let clientConfiguration = WebSocketClientConfiguration(
             maxFrameSize: maxWebSocketFrame, additionalHeaders: fields, closeTimeout: closeTimeout,
             autoPing: heartbeat.map { .enabled(timePeriod: pingPeriod(heartbeat: $0)) } ?? .disabled)

@@ -2,7 +2,7 @@
 /// code: nothing here awaits, so the lock is never held across a suspension.
 struct ConnectionState: Sendable {
     typealias Handler = @Sendable (BLIPMessage) async throws -> BLIPMessage
-    typealias Waiter = CheckedContinuation<Result<BLIPMessage, BLIPError>, Never>
+    typealias Waiter = ReplyWaiter
 
     enum Phase: Sendable {
         case open
@@ -16,6 +16,8 @@ struct ConnectionState: Sendable {
     var outbox: Outbox
     var assembler: MessageAssembler
     var handlers: [String: Handler] = [:]
+    /// Handlers called synchronously by the reader (see `setImmediateHandler`).
+    var immediateHandlers: [String: BLIPConnection.ImmediateHandler] = [:]
     /// Profiles whose requests are handled one at a time, in arrival order.
     var serialProfiles: Set<String> = []
     /// Requests of serial profiles waiting for their profile's worker.
@@ -83,5 +85,19 @@ struct ConnectionState: Sendable {
         guard let waiter = waiters.removeValue(forKey: id) else { return nil }
         _ = outbox.removeUnsent(id: id)
         return waiter
+    }
+}
+
+/// Who waits for the reply to a request: a suspended `sendRequest`, or the
+/// callback of `sendRequests(_:onReply:)` (called by the reader, or by `close`).
+enum ReplyWaiter: Sendable {
+    case continuation(CheckedContinuation<Result<BLIPMessage, BLIPError>, Never>)
+    case callback(@Sendable (Result<BLIPMessage, BLIPError>) -> Void)
+
+    func resume(returning result: Result<BLIPMessage, BLIPError>) {
+        switch self {
+        case .continuation(let continuation): continuation.resume(returning: result)
+        case .callback(let callback): callback(result)
+        }
     }
 }

@@ -25,25 +25,25 @@ public enum RESTListener {
         handler: RESTHandler, host: String, port: Int, sync: (any SyncAcceptor)?, heartbeat: Duration,
         onRunning: @escaping @Sendable (Int) -> Void, logger: Logger
     ) -> some Service {
+        // Pings and BLIP frames are handled by BLIP's own channel handler (see
+        // `BLIPWebSocket.prepareServerLink`); the server's WebSocket layer only sees the end.
         let webSocket = WebSocketServerConfiguration(
-            maxFrameSize: BLIPWebSocket.maxWebSocketFrame,
-            autoPing: .enabled(timePeriod: BLIPWebSocket.pingPeriod(heartbeat: heartbeat)),
-            closeTimeout: BLIPWebSocket.closeTimeout)
+            maxFrameSize: BLIPWebSocket.maxWebSocketFrame, autoPing: .disabled, closeTimeout: BLIPWebSocket.closeTimeout)
         let isAdmin = handler.isAdmin
         let syncLogger = Logger(label: "Sync")
         return Application(
             responder: handler.responder,
-            server: .http1WebSocketUpgrade(configuration: .init(ws: webSocket)) { request, _, _ in
+            server: .http1WebSocketUpgrade(configuration: .init(ws: webSocket)) { request, channel, _ in
                 guard let sync, let database = syncDatabase(request.path),
                       let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol]),
                       let session = await sync.syncSession(database: database, isAdmin: isAdmin, headers: request.headerFields)
                 else { return .dontUpgrade }
                 syncLogger.debug("BLIP connection to \(database) (\(subprotocol))")
-                return .upgrade([.secWebSocketProtocol: subprotocol]) { inbound, outbound, context in
+                let link = try await BLIPWebSocket.prepareServerLink(channel: channel, heartbeat: heartbeat)
+                return .upgrade([.secWebSocketProtocol: subprotocol]) { _, _, _ in
                     do {
                         try await BLIPWebSocket.run(
-                            inbound: inbound, outbound: outbound, logger: syncLogger, closeWhenSessionEnds: false,
-                            session: session)
+                            link: try await link.get(), logger: syncLogger, closeWhenSessionEnds: false, session: session)
                     } catch {
                         syncLogger.debug("BLIP connection to \(database) ended: \(error)")
                     }

@@ -22,7 +22,7 @@ final class ChangesSender: Sendable {
         var activeOnly = false
         /// Rev messages awaiting their reply at once (the peer commits them in groups,
         /// so this window bounds its transaction size).
-        var revsInFlight = 512
+        var revsInFlight = 2048
     }
 
     private let store: DocumentStore
@@ -60,71 +60,87 @@ final class ChangesSender: Sendable {
         caughtUp.withLock { $0 } && tracker.withLock { $0.isIdle } && delivered >= store.committedSequence
     }
 
+    /// `changes` messages in flight at once: the peer answers them in order (its
+    /// handler is serial), and the next ones are already on the wire while it works.
+    static let offersInFlight = 4
+
     /// Runs until caught up (one-shot) or until cancelled / the connection closes (continuous).
     ///
-    /// `changes` messages go out one at a time from this loop, so the peer sees them
-    /// in feed order (it tracks checkpoints in that order); the `rev`s they ask for
-    /// are sent concurrently (up to `revsInFlight`) while the next batch is offered.
+    /// `changes` messages are queued from this loop, one after the other, so the peer
+    /// sees them in feed order (it tracks checkpoints in that order); up to
+    /// `offersInFlight` of them await their answers at once. The `rev`s each answer
+    /// asks for are queued on the connection all at once (up to `revsInFlight`
+    /// unanswered), their replies handled by callbacks.
     func run() async throws {
         let revsLimiter = AsyncLimiter(limit: options.revsInFlight)
+        let offersLimiter = AsyncLimiter(limit: Self.offersInFlight)
+        let failure = FirstFailure()
         var since = options.since
+        // The next page of the feed is read while the current one is offered.
+        var prefetched: Task<(page: [ChangedDocument], next: UInt64), any Error>?
+        defer { prefetched?.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             while !Task.isCancelled && !connection.isClosed {
-                let (listings, next) = try await nextBatch(since: since)
-                if listings.isEmpty {
-                    since = max(since, next)
+                let (page, next): ([ChangedDocument], UInt64)
+                if let prefetched {
+                    (page, next) = try await prefetched.value
+                } else {
+                    (page, next) = try await readPage(since: since)
+                }
+                prefetched = nil
+                since = max(since, next)
+                if page.isEmpty {
                     if !caughtUp.withLock({ $0 }) {
                         caughtUp.withLock { $0 = true }
                         // An empty `changes` tells the peer it has caught up.
-                        _ = try await connection.sendRequest(BLIPMessage(profile: ReplicationMessages.changes, body: Array("[]".utf8)))
+                        _ = try await connection.sendRequest(
+                            BLIPMessage(profile: ReplicationMessages.changes, body: Array("[]".utf8)))
                     }
                     if !options.continuous { break }
                     _ = await store.waitForChange(after: since, timeout: .seconds(30))
                     continue
                 }
-                let batch = makeBatch(listings)
-                since = max(since, next)
-                let answers = try await offer(batch)
-                var wanted: [(entry: ReplicationMessages.ChangeEntry, index: Int, known: Set<RevID>)] = []
-                for (position, entry) in batch.entries.enumerated() {
-                    let index = batch.indices[position]
-                    if position < answers.wanted.count, let known = answers.wanted[position] {
-                        wanted.append((entry, index, known))
-                    } else {
-                        complete(index)
+                if page.count == options.batchSize {
+                    let from = since
+                    prefetched = Task { try await self.readPage(since: from) }
+                }
+                let batch = makeBatch(page.map(\.listing))
+                await offersLimiter.acquire()
+                let reply = offer(batch)  // queued now, in feed order
+                group.addTask {
+                    defer { offersLimiter.release() }
+                    do {
+                        let answers = try await self.answers(to: reply, batch: batch)
+                        try await self.sendRevs(batch: batch, page: page, answers: answers, limiter: revsLimiter)
+                    } catch {
+                        failure.record(error)
+                        throw error
                     }
                 }
-                // All wanted revisions of the batch in one read.
-                let outgoing = (try? await store.revisionsToSend(wanted.map { ($0.entry.docID, $0.entry.revID) }))
-                    ?? Array(repeating: nil, count: wanted.count)
-                for (item, revision) in zip(wanted, outgoing) {
-                    await revsLimiter.acquire()
-                    group.addTask {
-                        defer { revsLimiter.release() }
-                        await self.sendRev(item.entry, revision, knownAncestors: item.known, maxHistory: answers.maxHistory)
-                        self.complete(item.index)
-                    }
-                }
+                // A failed offer ends the run.
+                if let error = failure.error { throw error }
             }
             try await group.waitForAll()
         }
+        await revsLimiter.waitUntilIdle()
         if let onCheckpoint { await onCheckpoint(delivered) }
     }
 
     /// The next documents to offer after `since`, and the sequence to continue from.
     /// A peer limited to channels (a user, or a `sync_gateway/bychannel` filter) gets
-    /// only their documents; a channel granted after `since` is sent whole (backfill),
-    /// in one batch, after which the feed continues from the committed sequence.
-    private func nextBatch(since: UInt64) async throws(StoreError) -> ([DocumentListing], UInt64) {
+    /// only their documents (their bodies are read when sent); a channel granted after
+    /// `since` is sent whole (backfill) in one page, after which the feed continues from
+    /// the committed sequence.
+    private func readPage(since: UInt64) async throws -> (page: [ChangedDocument], next: UInt64) {
         var channels = await visibleChannels?()
         if let requested = options.channels {
             channels = channels.map { $0.filter { requested.contains($0.key) } }
                 ?? Dictionary(uniqueKeysWithValues: requested.map { ($0, UInt64(0)) })
         }
         guard let channels, channels["*"] == nil else {
-            let listings = try await store.changes(
+            let page = try await store.changesForSending(
                 since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
-            return (listings, listings.last?.sequence ?? since)
+            return (page, page.last?.listing.sequence ?? since)
         }
         let committed = store.committedSequence
         let backfill = channels.values.contains { $0 > since }
@@ -134,13 +150,64 @@ final class ChangesSender: Sendable {
         if let docIDs = options.docIDs { listings = listings.filter { docIDs.contains($0.docID) } }
         let highest = changes.map(\.sequence).max() ?? since
         let complete = limit.map { changes.count < $0 } ?? true
-        return (listings, complete ? max(highest, committed) : highest)
+        return (listings.map(ChangedDocument.init(listing:)), complete ? max(highest, committed) : highest)
+    }
+
+    /// Queues a `rev` for every revision of the batch the peer asked for (a `norev`
+    /// for one that cannot be read); waits only while `revsInFlight` are unanswered.
+    private func sendRevs(
+        batch: Batch, page: [ChangedDocument], answers: (wanted: [Set<RevID>?], maxHistory: Int), limiter: AsyncLimiter
+    ) async throws {
+        var wanted: [(entry: ReplicationMessages.ChangeEntry, index: Int, known: Set<RevID>, revision: OutgoingRevision?)] = []
+        var missing: [Int] = []  // positions in `wanted` whose revision is not the stored winner
+        for (position, entry) in batch.entries.enumerated() {
+            let index = batch.indices[position]
+            guard position < answers.wanted.count, let known = answers.wanted[position] else {
+                complete(index)
+                continue
+            }
+            let revision = page[batch.pages[position]].outgoing(entry.revID)
+            if revision == nil { missing.append(wanted.count) }
+            wanted.append((entry, index, known, revision))
+        }
+        if !missing.isEmpty {
+            // Other leaves (conflicts) and revisions not in the row, in one read.
+            let read = (try? await store.revisionsToSend(missing.map { (wanted[$0].entry.docID, wanted[$0].entry.revID) }))
+                ?? Array(repeating: nil, count: missing.count)
+            for (position, revision) in zip(missing, read) { wanted[position].revision = revision }
+        }
+        var messages: [BLIPMessage] = []
+        var sent: [(entry: ReplicationMessages.ChangeEntry, index: Int)] = []
+        for item in wanted {
+            guard let message = revMessage(item.entry, item.revision, knownAncestors: item.known, maxHistory: answers.maxHistory)
+            else {
+                await sendNoRev(item.entry, code: 404, reason: "revision not found")
+                complete(item.index)
+                continue
+            }
+            messages.append(message)
+            sent.append((item.entry, item.index))
+        }
+        var offset = 0
+        while offset < messages.count {
+            let count = min(limiter.limit, messages.count - offset)
+            await limiter.acquire(count)
+            let chunk = Array(sent[offset..<(offset + count)])
+            connection.sendRequests(Array(messages[offset..<(offset + count)])) { [self] index, result in
+                revDelivered(chunk[index].entry, result)
+                complete(chunk[index].index)
+                limiter.release()
+            }
+            offset += count
+        }
     }
 
     private struct Batch: Sendable {
         var entries: [ReplicationMessages.ChangeEntry]
         /// Tracker index of each entry's document.
         var indices: [Int]
+        /// Position of each entry's document in the page.
+        var pages: [Int]
     }
 
     /// Entries for every leaf of each changed document (one tracker part per leaf).
@@ -149,15 +216,16 @@ final class ChangesSender: Sendable {
     /// document once, at its latest change, so a branch stored earlier may never
     /// have been offered. The peer answers "have it" for the ones it knows.
     private func makeBatch(_ listings: [DocumentListing]) -> Batch {
-        var batch = Batch(entries: [], indices: [])
+        var batch = Batch(entries: [], indices: [], pages: [])
         tracker.withLock { tracker in
-            for listing in listings {
+            for (page, listing) in listings.enumerated() {
                 let offered = listing.tree.leaves
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
                     let deleted = listing.tree.node(for: rev)?.deleted ?? false
                     batch.entries.append(.init(sequence: .int(Int64(listing.sequence)), docID: listing.docID, revID: rev, deleted: deleted))
                     batch.indices.append(index)
+                    batch.pages.append(page)
                 }
             }
         }
@@ -166,9 +234,20 @@ final class ChangesSender: Sendable {
 
     /// Sends one `changes` message; returns, per entry, the ancestors the peer knows
     /// (nil = it does not want the revision) and its `maxHistory`.
-    private func offer(_ batch: Batch) async throws -> (wanted: [Set<RevID>?], maxHistory: Int) {
+    /// Queues one `changes` message for the batch; its reply comes later.
+    private func offer(_ batch: Batch) -> PendingReply {
         let body = JSON.array(batch.entries.map(\.json)).canonicalBytes()
-        let reply = try await connection.sendRequest(BLIPMessage(profile: ReplicationMessages.changes, body: body))
+        let reply = PendingReply()
+        connection.sendRequests([BLIPMessage(profile: ReplicationMessages.changes, body: body)]) { _, result in
+            reply.fulfill(result)
+        }
+        return reply
+    }
+
+    /// Per entry, the ancestors the peer knows (nil = it does not want the revision),
+    /// and its `maxHistory`.
+    private func answers(to pending: PendingReply, batch: Batch) async throws -> (wanted: [Set<RevID>?], maxHistory: Int) {
+        let reply = try await pending.value.get()
         progress.update { $0.docsCheckedPush += batch.entries.count }
         let answers = (try? JSON.parse(reply.body))?.arrayValue ?? []
         let wanted: [Set<RevID>?] = answers.map { answer in
@@ -181,32 +260,32 @@ final class ChangesSender: Sendable {
         tracker.withLock { $0.complete(index) }
     }
 
-    /// Sends one revision (or `norev` when it cannot), waiting for the peer's reply.
-    private func sendRev(
+    /// The `rev` message for a revision, or nil when it cannot be sent (then a
+    /// `norev` goes instead).
+    private func revMessage(
         _ entry: ReplicationMessages.ChangeEntry, _ outgoing: OutgoingRevision?, knownAncestors: Set<RevID>, maxHistory: Int
-    ) async {
-        guard let outgoing, let body = ReplicationMessages.outgoingBody(outgoing) else {
-            await sendNoRev(entry, code: 404, reason: "revision not found")
-            return
-        }
+    ) -> BLIPMessage? {
+        guard let outgoing, let body = ReplicationMessages.outgoingBody(outgoing) else { return nil }
         var history: [String] = []
         for rev in outgoing.history.prefix(max(0, maxHistory - 1)) {
             history.append(rev.description)
             if knownAncestors.contains(rev) { break }
         }
-        var message = BLIPMessage(
-            profile: ReplicationMessages.rev,
-            properties: [
-                ("id", entry.docID), ("rev", entry.revID.description), ("sequence", entry.sequence.canonicalString),
-            ],
-            body: body)
-        if !history.isEmpty { message["history"] = history.joined(separator: ",") }
-        if outgoing.deleted { message["deleted"] = "1" }
-        message.compressed = message.body.count >= 4096
-        do {
-            _ = try await connection.sendRequest(message)
+        var properties = [
+            ("Profile", ReplicationMessages.rev), ("id", entry.docID), ("rev", entry.revID.description),
+            ("sequence", entry.sequence.canonicalString),
+        ]
+        if !history.isEmpty { properties.append(("history", history.joined(separator: ","))) }
+        if outgoing.deleted { properties.append(("deleted", "1")) }
+        return BLIPMessage(properties: properties, body: body, compressed: body.count >= 4096)
+    }
+
+    /// The peer answered a `rev` (or the connection failed it).
+    private func revDelivered(_ entry: ReplicationMessages.ChangeEntry, _ result: Result<BLIPMessage, BLIPError>) {
+        switch result {
+        case .success:
             progress.update { $0.docsPushed += 1 }
-        } catch {
+        case .failure(let error):
             progress.update {
                 $0.docsFailedPush += 1
                 $0.lastError = "push \(entry.docID) \(entry.revID): \(error)"

@@ -1,4 +1,9 @@
 import BLIP
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import DocumentModel
 import DocumentStore
 
@@ -101,21 +106,24 @@ enum ReplicationMessages {
 }
 
 extension Array where Element == UInt8 {
-    /// True when `needle` occurs in these bytes.
+    /// True when `needle` occurs in these bytes (`memchr` for its first byte, then
+    /// `memcmp`).
     func containsSubsequence(_ needle: [UInt8]) -> Bool {
-        guard let first = needle.first, needle.count <= count else { return needle.isEmpty }
+        guard let first = needle.first else { return true }
+        guard needle.count <= count else { return false }
         return withUnsafeBufferPointer { haystack in
-            var index = 0
-            let last = haystack.count - needle.count
-            while index <= last {
-                if haystack[index] == first {
-                    var matched = 1
-                    while matched < needle.count && haystack[index + matched] == needle[matched] { matched += 1 }
-                    if matched == needle.count { return true }
+            needle.withUnsafeBufferPointer { needle in
+                guard let base = haystack.baseAddress, let pattern = needle.baseAddress else { return false }
+                var offset = 0
+                let last = haystack.count - needle.count
+                while offset <= last {
+                    guard let found = memchr(base + offset, Int32(first), last - offset + 1) else { return false }
+                    let position = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                    if memcmp(base + position, pattern, needle.count) == 0 { return true }
+                    offset = position + 1
                 }
-                index += 1
+                return false
             }
-            return false
         }
     }
 }

@@ -1,46 +1,159 @@
+import BLIP
 import DocumentStore
+import Foundation
+import Synchronization
 
-/// Inserts received revisions in batches: while one transaction commits, newly
-/// arrived revisions queue up and go together in the next one (group commit).
-/// Each caller gets its own result once its batch is durable.
-actor RevisionInserter {
+/// Inserts received revisions in batches (group commit): while one transaction
+/// commits, newly arrived revisions queue up and go together in the next one.
+///
+/// Revisions arrive without a task of their own: the connection's reader hands
+/// over each `rev` message (`enqueue(message:responder:)`), or a handler that had to
+/// fetch attachments first hands over the parsed update. A worker task takes what
+/// is queued, parses the messages (on all cores for large batches), saves them in
+/// one transaction, and reports the outcome of the whole batch at once (`onBatch`),
+/// so that the replies go out together after the commit. Two workers overlap: one
+/// parses and prepares its batch while the other's transaction commits.
+final class RevisionInserter: Sendable {
+    /// What the receiver learns about one revision once its batch is done.
+    struct Outcome: Sendable {
+        var responder: BLIPResponder
+        var docID: String?
+        var revID: String?
+        var result: Result<Void, BLIPError>
+    }
+
+    /// A received revision, parsed or not yet.
+    enum Input: Sendable {
+        case message(BLIPMessage)
+        case update(DocumentUpdate)
+    }
+
+    private struct Item: Sendable {
+        var input: Input
+        var responder: BLIPResponder
+    }
+
+    private struct State {
+        var pending: [Item] = []
+        /// Batches being parsed, prepared or committed (at most `maxConcurrentBatches`).
+        var running = 0
+    }
+
+    /// Two batches at once: one is parsed and prepared (all cores) while the other
+    /// commits (the database's single writer), so neither waits for the other.
+    static let maxConcurrentBatches = 2
+
     private let store: DocumentStore
-    private var pending: [(DocumentUpdate, CheckedContinuation<Result<WriteResult, StoreError>, Never>)] = []
-    private var flushing = false
     private let maxBatch: Int
     /// The writer identity for the store's gate (nil: mesh or administrator).
     private let author: (any Sendable)?
+    private let parse: @Sendable (BLIPMessage) throws(BLIPError) -> DocumentUpdate
+    private let onBatch: @Sendable ([Outcome]) -> Void
+    private let state = Mutex(State())
 
-    init(store: DocumentStore, author: (any Sendable)? = nil, maxBatch: Int = 500) {
+    /// `parse` turns a `rev` message into an update (runs on the worker, possibly on
+    /// several threads at once); `onBatch` gets the outcomes of every batch.
+    init(
+        store: DocumentStore, author: (any Sendable)? = nil, maxBatch: Int = 2000,
+        parse: @escaping @Sendable (BLIPMessage) throws(BLIPError) -> DocumentUpdate,
+        onBatch: @escaping @Sendable ([Outcome]) -> Void
+    ) {
         self.store = store
         self.author = author
         self.maxBatch = maxBatch
+        self.parse = parse
+        self.onBatch = onBatch
     }
 
-    func insert(_ update: DocumentUpdate) async -> Result<WriteResult, StoreError> {
-        await withCheckedContinuation { continuation in
-            pending.append((update, continuation))
-            if !flushing {
-                flushing = true
-                Task { await self.flushLoop() }
-            }
+    /// Queues a `rev` message as received (parsed by the worker). Never blocks.
+    func enqueue(message: BLIPMessage, responder: BLIPResponder) {
+        enqueue(Item(input: .message(message), responder: responder))
+    }
+
+    /// Queues an update that is ready to save. Never blocks.
+    func enqueue(update: DocumentUpdate, responder: BLIPResponder) {
+        enqueue(Item(input: .update(update), responder: responder))
+    }
+
+    private func enqueue(_ item: Item) {
+        let start = state.withLock { state -> Bool in
+            state.pending.append(item)
+            guard state.running < Self.maxConcurrentBatches else { return false }
+            state.running += 1
+            return true
+        }
+        if start {
+            Task { await self.work() }
         }
     }
 
-    private func flushLoop() async {
-        // Let revisions that are arriving right now join the first batch.
-        await Task.yield()
-        while !pending.isEmpty {
-            let batch = Array(pending.prefix(maxBatch))
-            pending.removeFirst(batch.count)
-            let results: [Result<WriteResult, StoreError>]
-            do {
-                results = try await store.save(batch: batch.map(\.0), author: author)
-            } catch {
-                results = Array(repeating: .failure(error), count: batch.count)
+    /// One worker: takes batches until the queue is empty. A second worker starts
+    /// when revisions arrive while the first is busy.
+    private func work() async {
+        while true {
+            let batch = state.withLock { state -> [Item] in
+                let batch = Array(state.pending.prefix(maxBatch))
+                state.pending.removeFirst(batch.count)
+                if batch.isEmpty { state.running -= 1 }
+                return batch
             }
-            for (item, result) in zip(batch, results) { item.1.resume(returning: result) }
+            guard !batch.isEmpty else { return }
+            onBatch(await insert(batch))
         }
-        flushing = false
+    }
+
+    private func insert(_ batch: [Item]) async -> [Outcome] {
+        let parsed = parseAll(batch)
+        var updates: [DocumentUpdate] = []
+        updates.reserveCapacity(batch.count)
+        for case .success(let update) in parsed { updates.append(update) }
+        var saved: [Result<WriteResult, StoreError>]
+        do {
+            saved = try await store.save(batch: updates, author: author)
+        } catch {
+            saved = Array(repeating: .failure(error), count: updates.count)
+        }
+        var outcomes: [Outcome] = []
+        outcomes.reserveCapacity(batch.count)
+        var next = 0
+        for (item, parse) in zip(batch, parsed) {
+            switch parse {
+            case .failure(let error):
+                var outcome = Outcome(responder: item.responder, result: .failure(error))
+                if case .message(let message) = item.input {
+                    outcome.docID = message["id"]
+                    outcome.revID = message["rev"]
+                }
+                outcomes.append(outcome)
+            case .success(let update):
+                let result = saved[next].map { _ in () }.mapError { ReplicationMessages.error($0) }
+                next += 1
+                outcomes.append(Outcome(
+                    responder: item.responder, docID: update.docID, revID: update.mode.revision?.description, result: result))
+            }
+        }
+        return outcomes
+    }
+
+    /// Parses the queued messages; large batches are split over the available cores.
+    private func parseAll(_ batch: [Item]) -> [Result<DocumentUpdate, BLIPError>] {
+        let parseOne: @Sendable (Item) -> Result<DocumentUpdate, BLIPError> = { [parse] item in
+            switch item.input {
+            case .update(let update): return .success(update)
+            case .message(let message): return Result { () throws(BLIPError) in try parse(message) }
+            }
+        }
+        guard batch.count >= 64 else { return batch.map(parseOne) }
+        let results = Mutex([Result<DocumentUpdate, BLIPError>?](repeating: nil, count: batch.count))
+        let chunks = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+        let chunkSize = (batch.count + chunks - 1) / chunks
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let range = (chunk * chunkSize)..<min((chunk + 1) * chunkSize, batch.count)
+            let local = range.map { parseOne(batch[$0]) }
+            results.withLock { results in
+                for (offset, value) in local.enumerated() { results[range.lowerBound + offset] = value }
+            }
+        }
+        return results.withLock { $0.map { $0! } }
     }
 }

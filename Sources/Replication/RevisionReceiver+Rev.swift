@@ -7,35 +7,54 @@ extension RevisionReceiver {
     /// Metadata keys a `rev` body may carry that are not user data.
     static let metadataKeys: Set<String> = ["_id", "_rev", "_deleted", "_revisions", "_exp", "_removed"]
 
-    /// `rev`: one revision with its history. The reply is sent only once the
-    /// revision (and its attachments) is durably stored.
-    func handleRev(_ message: BLIPMessage) async throws -> BLIPMessage {
-        let update: DocumentUpdate
-        do {
-            update = try parseRev(message)
-        } catch {
-            if let docID = message["id"], let rev = message["rev"] { finish(docID, rev, failed: true) }
-            throw error
+    /// `rev` (immediate handler, called by the connection's reader): one revision with
+    /// its history. A revision without attachments goes straight to the inserter,
+    /// unparsed; one with attachments gets a task that fetches the missing ones first.
+    /// The reply is sent only once the revision (and its attachments) is durably stored.
+    func receiveRev(_ message: BLIPMessage, responder: BLIPResponder) {
+        // Canonical JSON escapes no ASCII letter, and any JSON encoder writes this
+        // key as is; a body without these bytes has no `_attachments` property.
+        guard message.body.containsSubsequence(Self.attachmentsKey) else {
+            inserter.enqueue(message: message, responder: responder)
+            return
         }
-        let revString = update.mode.revision?.description ?? ""
-        do {
-            try await fetchMissingAttachments(update.body)
-        } catch {
-            finish(update.docID, revString, failed: true)
-            throw error
-        }
-        let result = await inserter.insert(update)
-        switch result {
-        case .success:
-            finish(update.docID, revString, failed: false)
-            return BLIPMessage()
-        case .failure(let error):
-            finish(update.docID, revString, failed: true)
-            throw ReplicationMessages.error(error)
+        Task {
+            let update: DocumentUpdate
+            do {
+                update = try Self.parseRev(message)
+                try await fetchMissingAttachments(update.body)
+            } catch {
+                let failure = (error as any Error) as? BLIPError ?? BLIPError(code: 500, message: "\(error)")
+                inserted([RevisionInserter.Outcome(
+                    responder: responder, docID: message["id"], revID: message["rev"], result: .failure(failure))])
+                return
+            }
+            inserter.enqueue(update: update, responder: responder)
         }
     }
 
-    func parseRev(_ message: BLIPMessage) throws(BLIPError) -> DocumentUpdate {
+    private static let attachmentsKey = Array("\"_attachments\"".utf8)
+
+    /// A batch of revisions is stored (or failed): track them, then answer them all.
+    func inserted(_ outcomes: [RevisionInserter.Outcome]) {
+        var finished: [(docID: String, rev: String, failed: Bool)] = []
+        finished.reserveCapacity(outcomes.count)
+        var unknown = 0
+        for outcome in outcomes {
+            if let docID = outcome.docID, let rev = outcome.revID {
+                finished.append((docID, rev, (try? outcome.result.get()) == nil))
+            } else {
+                unknown += 1
+            }
+        }
+        finish(finished)
+        if unknown > 0 { progress.update { $0.docsFailedPull += unknown } }
+        connection.respond(outcomes.map { outcome in
+            (outcome.responder, outcome.result.map { BLIPMessage() })
+        })
+    }
+
+    static func parseRev(_ message: BLIPMessage) throws(BLIPError) -> DocumentUpdate {
         guard var body = try ReplicationMessages.parseJSONBody(message).objectValue ?? (message.body.isEmpty ? [:] : nil) else {
             throw ReplicationMessages.error(400, "rev body must be a JSON object")
         }
@@ -56,7 +75,7 @@ extension RevisionReceiver {
         }
         let deletedProperty = message["deleted"].map { $0 == "1" || $0 == "true" } ?? false
         let deleted = deletedProperty || body["_deleted"]?.boolValue == true
-        for key in Self.metadataKeys { body.removeValue(forKey: key) }
+        for key in metadataKeys { body.removeValue(forKey: key) }
         return DocumentUpdate(docID: docID, body: body, deleted: deleted, mode: .replicate(history: history))
     }
 

@@ -33,7 +33,12 @@ final class RevisionReceiver: Sendable {
         self.connection = connection
         self.progress = progress
         self.logger = logger
-        inserter = RevisionInserter(store: store, author: author)
+        // The inserter reports back without keeping the receiver alive.
+        let owner = WeakReceiver()
+        inserter = RevisionInserter(
+            store: store, author: author, parse: { message throws(BLIPError) in try Self.parseRev(message) },
+            onBatch: { outcomes in owner.receiver?.inserted(outcomes) })
+        owner.receiver = self
     }
 
     func register() {
@@ -42,7 +47,15 @@ final class RevisionReceiver: Sendable {
         connection.setHandler(for: ReplicationMessages.proposeChanges, serial: true) { [self] in
             try await handleProposeChanges($0)
         }
-        connection.setHandler(for: ReplicationMessages.rev) { [self] in try await handleRev($0) }
+        // `rev` is handled without a task per message: the reader queues it for the
+        // inserter, which answers when its batch is committed.
+        connection.setImmediateHandler(for: ReplicationMessages.rev) { [weak self] message, responder in
+            guard let self else {
+                responder.fail(BLIPError.connectionClosed)
+                return
+            }
+            receiveRev(message, responder: responder)
+        }
         connection.setHandler(for: ReplicationMessages.norev) { [self] in try await handleNoRev($0) }
     }
 
@@ -141,7 +154,7 @@ final class RevisionReceiver: Sendable {
         for (docID, rev) in pairs { byDoc[docID, default: []].append(rev) }
         let diff: [RevsDiffEntry]
         do {
-            diff = try await store.revsDiff(byDoc.map { ($0.key, $0.value) })
+            diff = try await store.revsDiffBatch(byDoc.map { ($0.key, $0.value) })
         } catch {
             throw ReplicationMessages.error(error)
         }
@@ -179,11 +192,32 @@ final class RevisionReceiver: Sendable {
 
     /// Records that a wanted revision arrived (or failed).
     func finish(_ docID: String, _ rev: String, failed: Bool) {
+        finish([(docID, rev, failed)])
+    }
+
+    /// Records that wanted revisions arrived (or failed), under one lock.
+    func finish(_ revisions: [(docID: String, rev: String, failed: Bool)]) {
+        guard !revisions.isEmpty else { return }
         updatePull { state in
-            if let index = state.pending.removeValue(forKey: Self.key(docID, rev)) { state.tracker.complete(index) }
+            for (docID, rev, _) in revisions {
+                if let index = state.pending.removeValue(forKey: Self.key(docID, rev)) { state.tracker.complete(index) }
+            }
         }
+        let failures = revisions.reduce(0) { $0 + ($1.failed ? 1 : 0) }
         progress.update {
-            if failed { $0.docsFailedPull += 1 } else { $0.docsPulled += 1 }
+            $0.docsFailedPull += failures
+            $0.docsPulled += revisions.count - failures
         }
+    }
+}
+
+/// A weak reference to a receiver, for callbacks that must not keep it alive.
+final class WeakReceiver: Sendable {
+    private struct Box { weak var receiver: RevisionReceiver? }
+    private let box = Mutex(Box())
+
+    var receiver: RevisionReceiver? {
+        get { box.withLock { $0.receiver } }
+        set { box.withLock { $0.receiver = newValue } }
     }
 }

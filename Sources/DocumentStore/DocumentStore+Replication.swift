@@ -1,0 +1,101 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+/// One document of the changes feed as a replication sender reads it: the listing
+/// plus the winning revision's stored body bytes, so that the winner (what a peer
+/// usually wants) can be sent without a second lookup.
+public struct ChangedDocument: Sendable {
+    public let listing: DocumentListing
+    /// The winner's body exactly as stored, nil for none.
+    let winnerBody: [UInt8]?
+
+    /// A document whose bodies are read when sent.
+    public init(listing: DocumentListing) {
+        self.listing = listing
+        winnerBody = nil
+    }
+
+    init(listing: DocumentListing, winnerBody: [UInt8]?) {
+        self.listing = listing
+        self.winnerBody = winnerBody
+    }
+
+    /// The winner `rev` ready to send (stored bytes, ancestry), or nil when `rev`
+    /// is not the winner or its body is not in the row (ask `revisionsToSend`).
+    public func outgoing(_ rev: RevID) -> OutgoingRevision? {
+        guard rev == listing.tree.winner, let winnerBody, let node = listing.tree.node(for: rev) else { return nil }
+        return OutgoingRevision(
+            docID: listing.docID, revID: rev, deleted: node.deleted, sequence: node.sequence, bodyBytes: winnerBody,
+            history: Array(listing.tree.history(of: rev).dropFirst()))
+    }
+}
+
+extension DocumentStore {
+    /// The changes feed after `since` (as `changes(since:…)`), each document with
+    /// its winner's stored body bytes: one read gives a sender all it needs for the
+    /// common case.
+    public func changesForSending(
+        since: UInt64, limit: Int, docIDs: Set<String>? = nil, activeOnly: Bool = false
+    ) async throws(StoreError) -> [ChangedDocument] {
+        try await read { db in
+            var sql = "SELECT \(DocumentRow.columns) FROM docs WHERE seq > ?"
+            var arguments: StatementArguments = [Int64(clamping: since)]
+            if activeOnly { sql += " AND deleted = 0" }
+            if let docIDs {
+                sql += " AND key IN (\(docIDs.map { _ in "?" }.joined(separator: ",")))"
+                arguments += StatementArguments(Array(docIDs))
+            }
+            sql += " ORDER BY seq LIMIT \(max(0, limit))"
+            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
+                let document = try DocumentRow(row: row)
+                return ChangedDocument(
+                    listing: DocumentListing(docID: document.key, sequence: document.sequence, tree: document.tree, body: nil),
+                    winnerBody: document.winnerBody)
+            }
+        }
+    }
+}
+
+extension DocumentStore {
+    /// `revsDiff` for a replication's `changes` batch: the same answer, with the
+    /// documents' trees read by a few `IN (…)` queries instead of one query each.
+    public func revsDiffBatch(_ request: [(docID: String, revs: [RevID])]) async throws(StoreError) -> [RevsDiffEntry] {
+        try await read { db in
+            var trees: [String: RevTree] = [:]
+            var keys = Array(Set(request.map(\.docID)))
+            while !keys.isEmpty {
+                let chunk = keys.suffix(Self.keysPerQuery)
+                keys.removeLast(chunk.count)
+                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                let statement = try db.cachedStatement(sql: "SELECT key, tree FROM docs WHERE key IN (\(placeholders))")
+                let rows = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
+                while let row = try rows.next() {
+                    let key: String = row[0]
+                    do {
+                        trees[key] = try RevTree(serialized: row[1] as Data)
+                    } catch {
+                        throw StoreError(.storage, reason: "corrupt revision tree for \(key): \(error)")
+                    }
+                }
+            }
+            var result: [RevsDiffEntry] = []
+            for (docID, revs) in request {
+                let tree = trees[docID]
+                let missing = revs.filter { !(tree?.contains($0) ?? false) }
+                guard !missing.isEmpty else { continue }
+                var possible: [RevID] = []
+                if let tree {
+                    let maxGeneration = missing.map(\.generation).max() ?? 0
+                    possible = tree.leaves.filter { $0.generation < maxGeneration }
+                }
+                result.append(RevsDiffEntry(docID: docID, missing: missing, possibleAncestors: possible))
+            }
+            return result
+        }
+    }
+
+    /// Keys per `IN (…)` query (SQLite allows 32 766 parameters; fewer keeps the
+    /// number of distinct cached statements small).
+    static let keysPerQuery = 250
+}
