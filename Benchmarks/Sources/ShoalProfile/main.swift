@@ -6,7 +6,7 @@
 //   ShoalProfile raw-batch    full|normal [batches] [docs per batch]
 //   ShoalProfile store-single full|normal [rounds] [docs per round]   (one save(_:) per document)
 //   ShoalProfile raw-single   full|normal [rounds] [docs per round]   (one transaction per row)
-//   ShoalProfile bulk-docs    full|normal [requests] [docs per request]
+//   ShoalProfile bulk-docs    full|normal [requests] [docs per request]   (SHOAL_PROFILE_SYNC=<js> adds a sync function)
 //   ShoalProfile steps        [docs]      (CPU cost of each model step of a new-document write)
 //   ShoalProfile pull         [rounds] [docs]  (one-shot BLIP pull between two nodes in this process)
 
@@ -104,7 +104,10 @@ case "bulk-docs":
     configuration.publicAddress = ListenAddress(host: "127.0.0.1", port: 0)
     configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: 0)
     configuration.dataDirectory = directory.path
-    configuration.databases = [.init(name: "db", durability: durability(arguments.count > 2 ? arguments[2] : nil))]
+    var database = NodeConfiguration.Database(name: "db", durability: durability(arguments.count > 2 ? arguments[2] : nil))
+    // SHOAL_PROFILE_SYNC: a sync function to run on every document (default: none).
+    database.sync = ProcessInfo.processInfo.environment["SHOAL_PROFILE_SYNC"]
+    configuration.databases = [database]
     configuration.discovery = false
     let node = try ShoalNode(configuration: configuration)
     let ports = try await node.start()
