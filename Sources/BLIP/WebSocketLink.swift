@@ -105,14 +105,7 @@ public final class WebSocketLink: BLIPTransport, @unchecked Sendable {
     }
 
     public func close(error: BLIPError?) async {
-        let reader = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            state.closed = true
-            state.finished = true
-            defer { state.reader = nil }
-            return state.reader
-        }
-        reader?.resume()
-        releaseWriters()
+        channelClosed()
         let code = error.map { $0.webSocketCloseCode } ?? 1000
         let reason = error.map { String($0.message.prefix(120)) }
         eventLoop.execute { [self] in

@@ -54,17 +54,23 @@ extension DocumentStore {
             var result: [RevsDiffEntry] = []
             for (docID, revs) in request {
                 let tree = try DocumentRow.loadTree(db, key: docID)?.tree
-                let missing = revs.filter { !(tree?.contains($0) ?? false) }
-                guard !missing.isEmpty else { continue }
-                var possible: [RevID] = []
-                if let tree {
-                    let maxGeneration = missing.map(\.generation).max() ?? 0
-                    possible = tree.leaves.filter { $0.generation < maxGeneration }
-                }
-                result.append(RevsDiffEntry(docID: docID, missing: missing, possibleAncestors: possible))
+                if let entry = Self.revsDiffEntry(docID: docID, revs: revs, tree: tree) { result.append(entry) }
             }
             return result
         }
+    }
+
+    /// The revisions of `revs` that `tree` lacks, with the leaves that could be their
+    /// ancestors; nil when it lacks none.
+    static func revsDiffEntry(docID: String, revs: [RevID], tree: RevTree?) -> RevsDiffEntry? {
+        let missing = revs.filter { !(tree?.contains($0) ?? false) }
+        guard !missing.isEmpty else { return nil }
+        var possible: [RevID] = []
+        if let tree {
+            let maxGeneration = missing.map(\.generation).max() ?? 0
+            possible = tree.leaves.filter { $0.generation < maxGeneration }
+        }
+        return RevsDiffEntry(docID: docID, missing: missing, possibleAncestors: possible)
     }
 }
 

@@ -81,15 +81,7 @@ extension DocumentStore {
             }
             var result: [RevsDiffEntry] = []
             for (docID, revs) in request {
-                let tree = trees[docID]
-                let missing = revs.filter { !(tree?.contains($0) ?? false) }
-                guard !missing.isEmpty else { continue }
-                var possible: [RevID] = []
-                if let tree {
-                    let maxGeneration = missing.map(\.generation).max() ?? 0
-                    possible = tree.leaves.filter { $0.generation < maxGeneration }
-                }
-                result.append(RevsDiffEntry(docID: docID, missing: missing, possibleAncestors: possible))
+                if let entry = Self.revsDiffEntry(docID: docID, revs: revs, tree: trees[docID]) { result.append(entry) }
             }
             return result
         }
