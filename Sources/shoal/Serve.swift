@@ -68,10 +68,19 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "Config")
         for warning in warnings { logger.warning("\(warning)") }
 
-        let node = try ShoalNode(configuration: configuration)
+        let node: ShoalNode
+        do {
+            node = try ShoalNode(configuration: configuration)
+        } catch let error as ConfigLoader.ConfigError {
+            // Bad JavaScript in a sync function or conflict resolver.
+            throw ValidationError(error.message)
+        }
         let ports: ShoalNode.BoundPorts
         do {
             ports = try await node.start(handleSignals: true)
+        } catch let error as ConfigLoader.ConfigError {
+            await node.stop()
+            throw ValidationError(error.message)
         } catch {
             await node.stop()
             throw ValidationError(

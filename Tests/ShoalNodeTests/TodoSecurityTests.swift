@@ -289,4 +289,17 @@ import TestSupport
         let sessionID = try #require(created.json["session_id"]?.stringValue)
         #expect(try await node.request("GET", "/todo/", headers: ["Cookie": "SyncGatewaySession=\(sessionID)"]).status == 200)
     }
+
+    @Test func badSyncFunctionFailsTheStartWithItsLine() throws {
+        var configuration = NodeConfiguration()
+        configuration.dataDirectory = TemporaryDirectory(prefix: "bad-sync").path
+        configuration.databases[0].sync = "function(doc, oldDoc) {\n  channel(doc.x;\n}"
+        do {
+            _ = try ShoalNode(configuration: configuration)
+            Issue.record("a sync function that does not compile must stop the start")
+        } catch let error as ConfigLoader.ConfigError {
+            #expect(error.message.contains("\"sync\""), "\(error)")
+            #expect(error.message.contains("line 2"), "\(error)")
+        }
+    }
 }
