@@ -144,11 +144,30 @@ public final class ReplicationSession: Sendable {
     // MARK: Attachments
 
     /// `getAttachment`: the blob with the given digest.
+    /// A peer limited to some channels must name the document (`docID`): the attachment
+    /// is sent only if that document is in the peer's channels and one of its leaves has it.
     func handleGetAttachment(_ message: BLIPMessage) async throws -> BLIPMessage {
-        guard let digest = message["digest"], let bytes = store.blobs.read(digest) else {
-            throw ReplicationMessages.error(404, "no attachment with digest \(message["digest"] ?? "")")
+        guard let digest = message["digest"] else { throw ReplicationMessages.error(400, "getAttachment needs a digest") }
+        if let channels = access.channels, let visible = await channels(), visible["*"] == nil {
+            guard let docID = message["docID"], try await documentHasAttachment(docID, digest: digest, visible: visible) else {
+                throw ReplicationMessages.error(403, "no access to attachment \(digest)")
+            }
+        }
+        guard let bytes = store.blobs.read(digest) else {
+            throw ReplicationMessages.error(404, "no attachment with digest \(digest)")
         }
         return BLIPMessage(body: bytes, compressed: bytes.count > 1024)
+    }
+
+    /// Whether `docID` is in one of `visible` and one of its leaves has the attachment.
+    private func documentHasAttachment(_ docID: String, digest: String, visible: [String: UInt64]) async throws -> Bool {
+        guard let channels = try await store.documentChannels(docID: docID), channels.contains(where: { visible[$0] != nil }),
+              let (_, lookups) = try await store.revisions(docID, revs: nil)
+        else { return false }
+        return lookups.contains { lookup in
+            guard case .found(let revision) = lookup else { return false }
+            return revision.attachments.values.contains { $0.digest == digest }
+        }
     }
 
     /// `proveAttachment`: SHA-1 over (nonce length byte, nonce, attachment), as a digest string.

@@ -22,7 +22,7 @@ extension RevisionReceiver {
             let update: DocumentUpdate
             do {
                 update = try Self.parseRev(message)
-                try await fetchMissingAttachments(update.body)
+                try await fetchMissingAttachments(update.body, docID: update.docID)
             } catch {
                 let failure = (error as any Error) as? BLIPError ?? BLIPError(code: 500, message: "\(error)")
                 inserted([RevisionInserter.Outcome(
@@ -80,14 +80,16 @@ extension RevisionReceiver {
     }
 
     /// Fetches (and verifies) every attachment the body names that is not stored yet.
-    private func fetchMissingAttachments(_ body: [String: JSON]) async throws(BLIPError) {
+    /// The request names the document (as Couchbase Lite 3 does), so a peer that limits
+    /// what we may read can check it.
+    private func fetchMissingAttachments(_ body: [String: JSON], docID: String) async throws(BLIPError) {
         guard let attachments = body["_attachments"]?.objectValue else { return }
         for (name, entry) in attachments {
             guard entry["data"] == nil, let digest = entry["digest"]?.stringValue, !store.blobs.contains(digest) else {
                 continue
             }
             let reply = try await connection.sendRequest(BLIPMessage(
-                profile: ReplicationMessages.getAttachment, properties: [("digest", digest)]))
+                profile: ReplicationMessages.getAttachment, properties: [("digest", digest), ("docID", docID)]))
             guard Digests.attachmentDigest(sha1: SHA1.hash(reply.body)) == digest else {
                 throw ReplicationMessages.error(400, "attachment \(name) does not match its digest \(digest)")
             }

@@ -1,5 +1,8 @@
+import BLIP
 import DocumentModel
 import Foundation
+import Replication
+import Synchronization
 import Testing
 import TestSupport
 
@@ -109,5 +112,47 @@ import TestSupport
         #expect(refused, "\(peers)")
         #expect(try await !ids(a).contains("from-outsider"))
         #expect(try await !ids(wrongSecret).contains("from-a"))
+    }
+
+    /// Attachments follow their documents: a user pulls those of its documents, and a
+    /// `getAttachment` for a document outside its channels (or naming none) is refused.
+    @Test func attachmentsFollowTheirDocuments() async throws {
+        let server = try await Self.secured()
+        let client = try await TestNode.start()
+        defer { Task { for node in [server, client] { await node.stop() } } }
+        func attachment(_ text: String) -> JSON {
+            ["note.txt": ["content_type": "text/plain", "data": .string(Data(text.utf8).base64EncodedString())]]
+        }
+        _ = try await server.request("PUT", "/db/mine", json: ["channels": ["u1"], "_attachments": attachment("for user1")], admin: true)
+        _ = try await server.request("PUT", "/db/secret", json: ["channels": ["u2"], "_attachments": attachment("not for user1")], admin: true)
+        let secretDigest = try #require(try await server.request("GET", "/db/secret", admin: true).json["_attachments"]?["note.txt"]?["digest"]?.stringValue)
+        _ = try await client.request("PUT", "/db/_replication/pull", json: [
+            "remote": .string("ws://127.0.0.1:\(server.ports.publicPort)/db"), "direction": "pull",
+            "remote_username": "user1", "remote_password": "pass",
+        ], admin: true)
+        #expect(try await eventually { try await status(client, "pull")["status"] == "stopped" })
+        #expect(try await client.request("GET", "/db/mine/note.txt", admin: true).text == "for user1")
+
+        // Asking directly, as user1, for the other document's attachment.
+        let answers = Mutex<[String]>([])
+        try await WebSocketDialer().dial(
+            url: "ws://127.0.0.1:\(server.ports.publicPort)/db/_blipsync", username: "user1", password: "pass",
+            heartbeat: .seconds(2)
+        ) { connection in
+            for docID in ["secret", nil, "mine"] as [String?] {
+                var properties = [("Profile", "getAttachment"), ("digest", secretDigest)]
+                if let docID { properties.append(("docID", docID)) }
+                do {
+                    let reply = try await connection.sendRequest(BLIPMessage(properties: properties))
+                    answers.withLock { $0.append("ok \(reply.body.count)") }
+                } catch {
+                    answers.withLock { $0.append("\(error)") }
+                }
+            }
+            await connection.close()
+        }
+        let results = answers.withLock { $0 }
+        #expect(results.count == 3)
+        #expect(results.allSatisfy { $0.contains("403") }, "\(results)")
     }
 }
