@@ -19,10 +19,10 @@ extension DatabaseSecurity {
         if let authorization {
             guard authorization.utf8.count <= Self.maxAuthorizationLength else { throw Self.invalidLogin }
             guard let (name, password) = Self.basicCredentials(authorization) else { throw Self.invalidLogin }
-            guard let user = try await user(named: name), !user.disabled, let hash = user.passwordHash,
+            guard let (user, stored) = try await storedUser(named: name), !user.disabled, let hash = user.passwordHash,
                   verify(user: name, password: password, hash: hash)
             else { throw Self.invalidLogin }
-            return .user(try await access(for: user))
+            return .user(try await access(for: user, stored: stored))
         }
         if let sessionID = cookie.flatMap(Self.sessionID(fromCookie:)) {
             let session: StoredSession?
@@ -32,13 +32,13 @@ extension DatabaseSecurity {
                 throw PrincipalError(status: error.httpStatus, reason: error.reason)
             }
             guard let session, session.expires > Date() else { throw PrincipalError(status: 401, reason: "Session expired") }
-            guard let user = try await user(named: session.user), !user.disabled else { throw Self.invalidLogin }
-            return .user(try await access(for: user))
+            guard let (user, stored) = try await storedUser(named: session.user), !user.disabled else { throw Self.invalidLogin }
+            return .user(try await access(for: user, stored: stored))
         }
-        guard let guest = try await user(named: User.guestName), !guest.disabled else {
+        guard let (guest, stored) = try await storedUser(named: User.guestName), !guest.disabled else {
             throw PrincipalError(status: 401, reason: "Login required")
         }
-        return .user(try await access(for: guest))
+        return .user(try await access(for: guest, stored: stored))
     }
 
     static let invalidLogin = PrincipalError(status: 401, reason: "Invalid login")

@@ -94,8 +94,18 @@ public final class DatabaseSecurity: Sendable {
 
     /// The user's roles and channels with the sequences they count from.
     public func access(for user: User) async throws(PrincipalError) -> UserAccess {
+        try await access(for: user, stored: try await stored(.user, user.name))
+    }
+
+    /// The user and its stored form (whose `seqs` say since when it has each grant).
+    func storedUser(named name: String) async throws(PrincipalError) -> (user: User, stored: StoredPrincipal)? {
+        guard let stored = try await stored(.user, name), let user = User(stored: stored.body) else { return nil }
+        return (user, stored)
+    }
+
+    /// `access(for:)` with the user's stored form already read.
+    func access(for user: User, stored storedUser: StoredPrincipal?) async throws(PrincipalError) -> UserAccess {
         do throws(StoreError) {
-            let storedUser = try await store.principal(.user, named: user.name)
             let userSeqs = Self.sequences(storedUser)
             var roles: [String: UInt64] = [:]
             for role in user.adminRoles { roles[role] = userSeqs["role:\(role)"] ?? storedUser?.sequence ?? 0 }

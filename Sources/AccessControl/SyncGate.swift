@@ -23,6 +23,9 @@ public struct SyncGate: RevisionGate {
         self.function = function
     }
 
+    /// Only a configured function sees `oldDoc`; the default routing reads `doc` alone.
+    public var readsParentBody: Bool { function != nil }
+
     public func evaluate(_ revision: GateRevision, author: (any Sendable)?) throws(StoreError) -> RevisionAccess {
         guard let function else {
             // The default function: `channel(doc.channels)`; a deletion has no properties.

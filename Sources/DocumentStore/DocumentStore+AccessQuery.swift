@@ -15,6 +15,18 @@ public struct ChannelChange: Sendable {
     public let removalRev: RevID?
 
     public var isRemoval: Bool { !removed.isEmpty }
+
+    init(listing: DocumentListing, sequence: UInt64, removed: [String], removalRev: RevID?) {
+        self.listing = listing
+        self.sequence = sequence
+        self.removed = removed
+        self.removalRev = removalRev
+    }
+
+    /// A document of the whole database's feed, at its latest change.
+    public init(listing: DocumentListing) {
+        self.init(listing: listing, sequence: listing.sequence, removed: [], removalRev: nil)
+    }
 }
 
 /// A grant made by a document's current revision.

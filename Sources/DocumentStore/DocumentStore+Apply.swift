@@ -61,7 +61,8 @@ extension DocumentStore {
             }
             body = try resolveBody(update, generation: revID.generation, ancestors: ancestors, blobs: context.blobs)
             parentRev = history.count > 1 ? history[1] : nil
-            if context.gate != nil, history.count > 1, let existing, let parentNode = tree.node(for: history[1]) {
+            if context.gate?.readsParentBody == true, history.count > 1, let existing,
+               let parentNode = tree.node(for: history[1]) {
                 parentDeleted = parentNode.deleted
                 if parentNode.hasBody { parentBody = try existing.body(db, of: history[1]) }
             }

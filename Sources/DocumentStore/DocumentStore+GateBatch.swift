@@ -20,7 +20,8 @@ extension DocumentStore {
     /// before the transaction (no attachments): new documents, edits of a named parent,
     /// replicated revisions.
     func preEvaluateGate(_ prepared: inout [Result<PreparedUpdate, StoreError>], author: (any Sendable)?) async {
-        guard let gate, prepared.count > 1 else { return }
+        // A gate that ignores the parent is cheap: it runs in the transaction.
+        guard let gate, gate.readsParentBody, prepared.count > 1 else { return }
         var candidates: [(index: Int, revID: RevID, parent: RevID?)] = []
         for (index, item) in prepared.enumerated() {
             guard case .success(let update) = item, update.encoded != nil else { continue }

@@ -40,17 +40,28 @@ extension DocumentStore {
         includeBodies: Bool = false
     ) async throws(StoreError) -> [DocumentListing] {
         try await read { db in
-            var sql = "SELECT key, seq, tree, \(includeBodies ? "body" : "NULL") FROM docs WHERE seq > ?"
-            var arguments: StatementArguments = [Int64(clamping: since)]
-            if activeOnly { sql += " AND deleted = 0" }
-            if let docIDs {
-                sql += " AND key IN (\(docIDs.map { _ in "?" }.joined(separator: ",")))"
-                arguments += StatementArguments(Array(docIDs))
-            }
-            sql += " ORDER BY seq"
-            if let limit { sql += " LIMIT \(max(0, limit))" }
+            let (sql, arguments) = Self.feedQuery(
+                columns: "key, seq, tree, \(includeBodies ? "body" : "NULL")", since: since, limit: limit, docIDs: docIDs,
+                activeOnly: activeOnly)
             return try Self.listings(db, sql: sql, arguments: arguments)
         }
+    }
+
+    /// The changes feed's query: `columns` of the documents changed after `since`, in
+    /// sequence order (shared by `changes` and `changesForSending`).
+    static func feedQuery(
+        columns: String, since: UInt64, limit: Int?, docIDs: Set<String>?, activeOnly: Bool
+    ) -> (String, StatementArguments) {
+        var sql = "SELECT \(columns) FROM docs WHERE seq > ?"
+        var arguments: StatementArguments = [Int64(clamping: since)]
+        if activeOnly { sql += " AND deleted = 0" }
+        if let docIDs {
+            sql += " AND key IN (\(docIDs.map { _ in "?" }.joined(separator: ",")))"
+            arguments += StatementArguments(Array(docIDs))
+        }
+        sql += " ORDER BY seq"
+        if let limit { sql += " LIMIT \(max(0, limit))" }
+        return (sql, arguments)
     }
 
     /// Live documents by ID (`_all_docs`).

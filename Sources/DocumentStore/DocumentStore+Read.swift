@@ -47,19 +47,6 @@ extension DocumentStore {
         }
     }
 
-    /// For each document, the given revisions it lacks and, for each lacking one, the
-    /// known revisions that could be its ancestors (`_revs_diff`).
-    public func revsDiff(_ request: [(docID: String, revs: [RevID])]) async throws(StoreError) -> [RevsDiffEntry] {
-        try await read { db in
-            var result: [RevsDiffEntry] = []
-            for (docID, revs) in request {
-                let tree = try DocumentRow.loadTree(db, key: docID)?.tree
-                if let entry = Self.revsDiffEntry(docID: docID, revs: revs, tree: tree) { result.append(entry) }
-            }
-            return result
-        }
-    }
-
     /// The revisions of `revs` that `tree` lacks, with the leaves that could be their
     /// ancestors; nil when it lacks none.
     static func revsDiffEntry(docID: String, revs: [RevID], tree: RevTree?) -> RevsDiffEntry? {

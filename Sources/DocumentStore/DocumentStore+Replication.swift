@@ -39,14 +39,8 @@ extension DocumentStore {
         since: UInt64, limit: Int, docIDs: Set<String>? = nil, activeOnly: Bool = false
     ) async throws(StoreError) -> [ChangedDocument] {
         try await read { db in
-            var sql = "SELECT \(DocumentRow.columns) FROM docs WHERE seq > ?"
-            var arguments: StatementArguments = [Int64(clamping: since)]
-            if activeOnly { sql += " AND deleted = 0" }
-            if let docIDs {
-                sql += " AND key IN (\(docIDs.map { _ in "?" }.joined(separator: ",")))"
-                arguments += StatementArguments(Array(docIDs))
-            }
-            sql += " ORDER BY seq LIMIT \(max(0, limit))"
+            let (sql, arguments) = Self.feedQuery(
+                columns: DocumentRow.columns, since: since, limit: limit, docIDs: docIDs, activeOnly: activeOnly)
             return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
                 let document = try DocumentRow(row: row)
                 return ChangedDocument(
@@ -58,9 +52,10 @@ extension DocumentStore {
 }
 
 extension DocumentStore {
-    /// `revsDiff` for a replication's `changes` batch: the same answer, with the
-    /// documents' trees read by a few `IN (…)` queries instead of one query each.
-    public func revsDiffBatch(_ request: [(docID: String, revs: [RevID])]) async throws(StoreError) -> [RevsDiffEntry] {
+    /// For each document, the given revisions it lacks and, for each lacking one, the
+    /// known revisions that could be its ancestors (`_revs_diff`, and each `changes`
+    /// batch of a replication): the trees are read by a few `IN (…)` queries.
+    public func revsDiff(_ request: [(docID: String, revs: [RevID])]) async throws(StoreError) -> [RevsDiffEntry] {
         try await read { db in
             var trees: [String: RevTree] = [:]
             var keys = Array(Set(request.map(\.docID)))

@@ -8,6 +8,11 @@ import DocumentModel
 /// every new revision from any source (REST, `_bulk_docs`, replication, conflict
 /// resolution); throwing rejects that revision only, and it is stored nowhere.
 public protocol RevisionGate: Sendable {
+    /// Whether the gate looks at the parent revision (`GateRevision.parentBody`). A gate
+    /// that does not (e.g. Sync Gateway's default routing) is cheap: it is evaluated in
+    /// the transaction, and no parent body is read for it.
+    var readsParentBody: Bool { get }
+
     /// Evaluates one new revision. `author` is the opaque writer identity given to
     /// `save(batch:author:)` (nil: an administrator or the mesh, for whom `require…`
     /// checks pass). Throw a `StoreError` (`.forbidden`, `.unauthorized`, or
@@ -20,6 +25,8 @@ public protocol RevisionGate: Sendable {
 }
 
 extension RevisionGate {
+    public var readsParentBody: Bool { true }
+
     public func evaluate(batch: [GateRevision], author: (any Sendable)?) async -> [Result<RevisionAccess, StoreError>] {
         batch.map { revision in Result { () throws(StoreError) in try evaluate(revision, author: author) } }
     }

@@ -38,58 +38,31 @@ extension DatabaseEndpoint {
         }
     }
 
-    /// Entries after `since` and the sequence to continue from.
+    /// Entries after `since` and the sequence to continue from. A user's feed (or a
+    /// channel filter) is a channel feed: documents in the channels, and documents that
+    /// left them (`"removed": [channels]`, as Sync Gateway reports it).
     private func changeEntries(
         since: UInt64, options: ChangesOptions, limit: Int?
     ) async throws(HTTPFailure) -> ([JSON], UInt64) {
         // Read before the query: every change up to here is in the query's snapshot.
         let committed = store.committedSequence
-        if let channels = feedChannels(requested: options.channels) {
-            return try await channelEntries(since: since, channels: channels, options: options, limit: limit, committed: committed)
-        }
-        let listings: [DocumentListing]
-        do {
-            listings = try await store.changes(
-                since: since, limit: options.descending ? nil : limit, docIDs: options.docIDs,
-                activeOnly: options.activeOnly, includeBodies: options.includeDocs)
-        } catch {
-            throw HTTPFailure(error)
-        }
-        var ordered = options.descending ? listings.reversed() : listings
-        if options.descending, let limit { ordered = Array(ordered.prefix(limit)) }
-        let renderer = DocumentRenderer()
-        let entries = ordered.map { listing -> JSON in
-            let revs = options.allLeaves ? listing.tree.leaves : [listing.winner]
-            var entry: [String: JSON] = [
-                "seq": .int(Int64(listing.sequence)),
-                "id": .string(listing.docID),
-                "changes": .array(revs.map { ["rev": .string($0.description)] }),
-            ]
-            if listing.deleted { entry["deleted"] = true }
-            if options.includeDocs { entry["doc"] = rendered(listing, renderer: renderer) }
-            return .object(entry)
-        }
-        // A feed cut short by its limit continues after its last entry; otherwise the
-        // whole range up to the committed sequence was scanned (filtered or not).
-        let limited = !options.descending && limit.map { listings.count >= $0 } ?? false
-        let last = limited ? listings.last!.sequence : max(since, committed, listings.last?.sequence ?? 0)
-        return (entries, last)
-    }
-
-    /// The feed of a user (or a channel filter): documents in `channels`, and documents
-    /// that left them (`"removed": [channels]`, as Sync Gateway reports it).
-    private func channelEntries(
-        since: UInt64, channels: [String: UInt64], options: ChangesOptions, limit: Int?, committed: UInt64
-    ) async throws(HTTPFailure) -> ([JSON], UInt64) {
+        let storeLimit = options.descending ? nil : limit
         var changes: [ChannelChange]
         do {
-            changes = try await store.changes(
-                since: since, channels: channels, limit: options.descending ? nil : limit, activeOnly: options.activeOnly,
-                includeBodies: options.includeDocs)
+            if let channels = feedChannels(requested: options.channels) {
+                changes = try await store.changes(
+                    since: since, channels: channels, limit: storeLimit, activeOnly: options.activeOnly,
+                    includeBodies: options.includeDocs)
+                if let docIDs = options.docIDs { changes = changes.filter { docIDs.contains($0.listing.docID) } }
+            } else {
+                changes = try await store.changes(
+                    since: since, limit: storeLimit, docIDs: options.docIDs, activeOnly: options.activeOnly,
+                    includeBodies: options.includeDocs
+                ).map(ChannelChange.init(listing:))
+            }
         } catch {
             throw HTTPFailure(error)
         }
-        if let docIDs = options.docIDs { changes = changes.filter { docIDs.contains($0.listing.docID) } }
         var ordered = options.descending ? changes.reversed() : changes
         if options.descending, let limit { ordered = Array(ordered.prefix(limit)) }
         let renderer = DocumentRenderer()
@@ -107,6 +80,8 @@ extension DatabaseEndpoint {
             }
             return .object(entry)
         }
+        // A feed cut short by its limit continues after its last entry; otherwise the
+        // whole range up to the committed sequence was scanned (filtered or not).
         let limited = !options.descending && limit.map { changes.count >= $0 } ?? false
         let highest = changes.map(\.sequence).max() ?? 0
         let last = limited ? max(since, highest) : max(since, committed, highest)

@@ -154,7 +154,7 @@ final class RevisionReceiver: Sendable {
         for (docID, rev) in pairs { byDoc[docID, default: []].append(rev) }
         let diff: [RevsDiffEntry]
         do {
-            diff = try await store.revsDiffBatch(byDoc.map { ($0.key, $0.value) })
+            diff = try await store.revsDiff(byDoc.map { ($0.key, $0.value) })
         } catch {
             throw ReplicationMessages.error(error)
         }
