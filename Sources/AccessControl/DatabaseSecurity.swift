@@ -17,6 +17,10 @@ public final class DatabaseSecurity: Sendable {
     public let syncFunction: SyncFunction?
     /// The mesh's shared secret (nil: any node that says it is a mesh peer is one).
     public let meshSecret: MeshSecret?
+    /// Whether mesh links must use TLS (`"mesh": {"tls": true}`, the default with a secret).
+    public let meshRequiresTLS: Bool
+    /// Dial proofs already accepted (each is good once).
+    let meshProofs = MeshProofLedger()
     /// PBKDF2 rounds for new password hashes.
     let passwordIterations: Int
     let logger: Logger
@@ -26,11 +30,12 @@ public final class DatabaseSecurity: Sendable {
 
     /// Installs `syncFunction` (nil: the default) as `store`'s gate.
     public init(
-        store: DocumentStore, syncFunction: SyncFunction?, meshSecret: MeshSecret? = nil,
+        store: DocumentStore, syncFunction: SyncFunction?, meshSecret: MeshSecret? = nil, meshRequiresTLS: Bool = false,
         passwordIterations: Int = PasswordHash.defaultIterations, logger: Logger = Logger(label: "Auth")
     ) {
         self.store = store
         self.meshSecret = meshSecret
+        self.meshRequiresTLS = meshRequiresTLS && meshSecret != nil
         self.syncFunction = syncFunction
         self.passwordIterations = passwordIterations
         self.logger = logger
@@ -65,11 +70,25 @@ public final class DatabaseSecurity: Sendable {
         }
     }
 
-    /// Whether a connection that says it comes from mesh node `nodeID` may join: always
-    /// without a secret, else only with a valid proof.
-    public func admitsMeshPeer(nodeID: String, proof: String?) -> Bool {
-        guard let meshSecret else { return true }
-        return meshSecret.verify(proof, nodeID: nodeID, database: store.name)
+    /// Why a connection that says it comes from mesh node `nodeID` may not join, or nil
+    /// when it may: always without a secret, else only over TLS when required, with a
+    /// valid proof bound to `binding` (the SHA-256 of this listener's certificate when
+    /// the connection uses TLS, nil for a plain one) that was not used before. With
+    /// `consume: false` the proof is only checked (to explain a refusal).
+    public func meshRefusal(nodeID: String, proof: String?, binding: [UInt8]?, consume: Bool = true) -> String? {
+        guard let meshSecret else { return nil }
+        if meshRequiresTLS && binding == nil { return "This database's mesh links must use TLS (wss://)" }
+        guard meshSecret.verifyDial(proof, nodeID: nodeID, database: store.name, binding: binding) else {
+            return "This database's mesh needs its shared secret"
+        }
+        if consume, let proof, !meshProofs.firstUse(proof) { return "This mesh proof was already used" }
+        return nil
+    }
+
+    /// The accepting side's answer to a mesh dial proof (nil without a secret).
+    public func meshAnswer(nodeID: String, dialProof: String?, binding: [UInt8]?) -> String? {
+        guard let meshSecret, let dialProof else { return nil }
+        return meshSecret.acceptProof(dialProof: dialProof, nodeID: nodeID, database: store.name, binding: binding)
     }
 
     // MARK: Principals as stored

@@ -1,14 +1,22 @@
 import Crypto
 import Foundation
 
-/// The shared secret of a database's mesh (`"mesh": {"secret": …}`) and the proof a
-/// node sends when it opens a mesh link: `X-Shoal-Mesh-Proof: <unix time>.<hex HMAC>`,
-/// an HMAC-SHA256 keyed with the secret over the node ID, the database and the time.
-/// The secret itself never crosses the network; a proof is accepted within
-/// `maxSkew` of the receiver's clock (only authentication depends on clocks, never
-/// what the mesh converges to).
+/// The shared secret of a database's mesh (`"mesh": {"secret": …}`) and the two proofs
+/// a mesh link carries (ARCHITECTURE.md §6). The secret never crosses the network.
+///
+/// - The dialing node sends `X-Shoal-Mesh-Proof: <unix time>.<nonce>.<hex HMAC>`: an
+///   HMAC-SHA256 keyed with the secret over its node ID, the database, the time, a
+///   fresh nonce and the *channel binding*: the SHA-256 of the TLS certificate the
+///   dialer saw (`plain` without TLS). The accepting node checks it against its own
+///   certificate, so a proof relayed by a man in the middle (who must present another
+///   certificate) fails. Proofs are accepted within `maxSkew` of the receiver's clock,
+///   once each (only authentication depends on clocks, never what the mesh converges to).
+/// - The accepting node answers with its node ID and `X-Shoal-Mesh-Proof: <hex HMAC>`
+///   over its node ID, the database, the dial proof and the same binding: the dialer
+///   checks it before any document flows, so a node without the secret can neither
+///   join nor pose as a member.
 public struct MeshSecret: Sendable {
-    /// The header that carries the proof.
+    /// The header that carries the proofs (request and response).
     public static let header = "X-Shoal-Mesh-Proof"
     /// How far a proof's time may be from the receiver's clock.
     public static let maxSkew: TimeInterval = 300
@@ -19,26 +27,53 @@ public struct MeshSecret: Sendable {
         self.secret = Array(secret.utf8)
     }
 
-    /// The proof `nodeID` sends to join `database`'s mesh at `now`.
-    public func proof(nodeID: String, database: String, now: Date = Date()) -> String {
+    /// The proof `nodeID` sends to join `database`'s mesh over a link whose server
+    /// certificate has the SHA-256 `binding` (nil: a plain link).
+    public func dialProof(
+        nodeID: String, database: String, binding: [UInt8]?, now: Date = Date(), nonce: String = Self.makeNonce()
+    ) -> String {
         let time = Int64(now.timeIntervalSince1970)
-        return "\(time).\(mac(nodeID: nodeID, database: database, time: time))"
+        return "\(time).\(nonce).\(mac(["dial", nodeID, database, String(time), nonce, Self.text(binding)]))"
     }
 
-    /// Whether `proof` shows that `nodeID` knows the secret.
-    public func verify(_ proof: String?, nodeID: String, database: String, now: Date = Date()) -> Bool {
-        guard let proof, proof.utf8.count < 200 else { return false }
-        let parts = proof.split(separator: ".", maxSplits: 1)
-        guard parts.count == 2, let time = Int64(parts[0]),
+    /// Whether `proof` shows that `nodeID` knows the secret and saw `binding`.
+    public func verifyDial(_ proof: String?, nodeID: String, database: String, binding: [UInt8]?, now: Date = Date()) -> Bool {
+        guard let proof, proof.utf8.count < 300 else { return false }
+        let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let time = Int64(parts[0]), !parts[1].isEmpty, parts[1].utf8.count <= 64,
               abs(now.timeIntervalSince1970 - TimeInterval(time)) <= Self.maxSkew
         else { return false }
-        let expected = Array(mac(nodeID: nodeID, database: database, time: time).utf8)
-        return PasswordHash.constantTimeEqual(expected, Array(parts[1].utf8))
+        let expected = mac(["dial", nodeID, database, String(time), String(parts[1]), Self.text(binding)])
+        return PasswordHash.constantTimeEqual(Array(expected.utf8), Array(parts[2].utf8))
     }
 
-    private func mac(nodeID: String, database: String, time: Int64) -> String {
-        let message = Data("shoal-mesh\n\(nodeID)\n\(database)\n\(time)".utf8)
-        let code = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret))
-        return code.map { String(format: "%02x", $0) }.joined()
+    /// The answer of the accepting node `nodeID` to `dialProof`.
+    public func acceptProof(dialProof: String, nodeID: String, database: String, binding: [UInt8]?) -> String {
+        mac(["accept", nodeID, database, dialProof, Self.text(binding)])
+    }
+
+    /// Whether `answer` shows that the accepting node `nodeID` knows the secret.
+    public func verifyAccept(_ answer: String?, dialProof: String, nodeID: String, database: String, binding: [UInt8]?) -> Bool {
+        guard let answer, answer.utf8.count < 200 else { return false }
+        let expected = acceptProof(dialProof: dialProof, nodeID: nodeID, database: database, binding: binding)
+        return PasswordHash.constantTimeEqual(Array(expected.utf8), Array(answer.utf8))
+    }
+
+    /// 16 random bytes as hex.
+    public static func makeNonce() -> String {
+        hex((0..<16).map { _ in UInt8.random(in: 0...255) })
+    }
+
+    static func text(_ binding: [UInt8]?) -> String {
+        binding.map(hex) ?? "plain"
+    }
+
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func mac(_ fields: [String]) -> String {
+        let message = Data((["shoal-mesh-2"] + fields).joined(separator: "\n").utf8)
+        return Self.hex(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
     }
 }

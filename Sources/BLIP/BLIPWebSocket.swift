@@ -149,33 +149,43 @@ public enum BLIPWebSocket {
     }
 
     /// Dials `url` (ws:// or wss://) asking for the BLIP subprotocol, then runs
-    /// `session` over the connection (closing it when `session` returns). `ws://`
-    /// goes through Shoal's own NIO channel handler; `wss://` through swift-websocket.
+    /// `session` over the connection (closing it when `session` returns). `tls` says
+    /// how a `wss://` server's certificate is checked; `hook` adds request headers
+    /// once the connection is up and checks the server's answer. A refused upgrade
+    /// throws `BLIPUpgradeRefused` with the server's status and reason.
     public static func connect(
-        url: String, headers: HTTPFields = [:], heartbeat: Duration?, configuration: BLIPConfiguration = .init(),
+        url: String, headers: HTTPFields = [:], tls: BLIPClientTLS = .standard, hook: (any BLIPUpgradeHook)? = nil,
+        heartbeat: Duration?, configuration: BLIPConfiguration = .init(),
         logger: Logger, session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         var fields = headers
         fields[.secWebSocketProtocol] = subprotocol
-        if url.lowercased().hasPrefix("ws://") {
-            let (channel, link) = try await BLIPWebSocketChannel.connect(url: url, headers: fields, heartbeat: heartbeat)
-            do {
-                try await run(link: link, configuration: configuration, logger: logger, closeWhenSessionEnds: true,
-                              session: session)
-            } catch {
-                channel.close(promise: nil)
-                throw error
-            }
-            // The closing handshake ends with the channel (bounded by `closeTimeout`).
-            try? await channel.closeFuture.get()
-            return
+        let (channel, link) = try await BLIPWebSocketChannel.connect(
+            url: url, headers: fields, tls: tls, hook: hook, heartbeat: heartbeat)
+        do {
+            try await run(link: link, configuration: configuration, logger: logger, closeWhenSessionEnds: true,
+                          session: session)
+        } catch {
+            channel.close(promise: nil)
+            throw error
         }
-        let clientConfiguration = WebSocketClientConfiguration(
-            maxFrameSize: maxWebSocketFrame, additionalHeaders: fields, closeTimeout: closeTimeout,
-            autoPing: heartbeat.map { .enabled(timePeriod: pingPeriod(heartbeat: $0)) } ?? .disabled)
-        try await WebSocketClient.connect(url: url, configuration: clientConfiguration, logger: logger) { inbound, outbound, _ in
-            try await run(inbound: inbound, outbound: outbound, configuration: configuration, logger: logger,
-                          closeWhenSessionEnds: true, session: session)
+        // The closing handshake ends with the channel (bounded by `closeTimeout`).
+        try? await channel.closeFuture.get()
+    }
+
+    /// Asks `url` the same request as a plain HTTP GET (no upgrade) and returns the
+    /// status and the start of the body: the reason for a refused upgrade when the
+    /// server only answered it with a bare 400. Nil when the server cannot be reached.
+    public static func probe(
+        url: String, headers: HTTPFields = [:], tls: BLIPClientTLS = .standard, hook: (any BLIPUpgradeHook)? = nil
+    ) async -> BLIPUpgradeRefused? {
+        do {
+            let (channel, _) = try await BLIPWebSocketChannel.connect(
+                url: url, headers: headers, tls: tls, hook: hook, heartbeat: nil, probeOnly: true)
+            channel.close(promise: nil)
+            return nil
+        } catch {
+            return error as? BLIPUpgradeRefused
         }
     }
 }

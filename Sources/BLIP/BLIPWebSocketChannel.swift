@@ -3,11 +3,12 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOWebSocket
 import WSClient
 
 /// Sets up NIO channels that carry BLIP through a `BLIPWebSocketHandler`: the client
-/// dial of a `ws://` URL (TCP, HTTP upgrade, subprotocol), and on the server side the
+/// dial of a `ws://` or `wss://` URL (TCP, TLS, HTTP upgrade, subprotocol), and on the server side the
 /// hook that puts the handler in place of the HTTP server's WebSocket layer.
 enum BLIPWebSocketChannel {
     enum UpgradeResult: Sendable {
@@ -15,52 +16,107 @@ enum BLIPWebSocketChannel {
         case refused
     }
 
-    /// Dials `url` (`ws://` only) and completes the WebSocket upgrade. Throws
-    /// `WebSocketClientError.webSocketUpgradeFailed` when the server refuses it.
+    /// Dials `url` (`ws://` or `wss://`, verified as `tls` says), completes the
+    /// WebSocket upgrade with `headers` plus the hook's, and lets the hook check the
+    /// answer. Throws `BLIPUpgradeRefused` when the server answers with an HTTP status.
+    /// With `probeOnly` it sends the same request as a plain GET (no upgrade) and always
+    /// throws the answer as `BLIPUpgradeRefused`: how a client learns why an upgrade was
+    /// refused from servers that answer refused upgrades with a bare 400.
     static func connect(
-        url: String, headers: HTTPFields, heartbeat: Duration?
+        url: String, headers: HTTPFields, tls: BLIPClientTLS, hook: (any BLIPUpgradeHook)?, heartbeat: Duration?,
+        probeOnly: Bool = false
     ) async throws -> (any Channel, WebSocketLink) {
-        guard let components = URLComponents(string: url), components.scheme == "ws", let host = components.host,
-              !host.isEmpty
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+              scheme == "ws" || scheme == "wss", let host = components.host, !host.isEmpty
         else { throw WebSocketClientError.invalidURL }
-        let port = components.port ?? 80
-        var uri = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        if let query = components.percentEncodedQuery { uri += "?" + query }
+        let secure = scheme == "wss"
+        let port = components.port ?? (secure ? 443 : 80)
+        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { path += "?" + query }
+        let uri = path
         var requestHeaders = HTTPHeaders()
         requestHeaders.add(name: "Host", value: components.port.map { "\(host):\($0)" } ?? host)
         requestHeaders.add(name: "Content-Length", value: "0")
         for field in headers {
             requestHeaders.add(name: field.name.rawName, value: field.value)
         }
-        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: requestHeaders)
+        let baseHeaders = requestHeaders
         let pingPeriod = heartbeat.map { TimeAmount(BLIPWebSocket.pingPeriod(heartbeat: $0)) }
+        let sslContext = secure ? try tls.sslContext() : nil
+        // SNI takes names only, never addresses.
+        let serverName = host.contains(where: { $0.isLetter }) && !host.contains(":") ? host : nil
 
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(10))
-        let channelAndResult: (any Channel, EventLoopFuture<UpgradeResult>) = try await bootstrap.connect(
-            host: host, port: port
-        ) { channel in
+        let channelAndResult: (any Channel, Pending) = try await bootstrap.connect(host: host, port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
-                let upgrader = NIOTypedWebSocketClientUpgrader<UpgradeResult>(
-                    maxFrameSize: BLIPWebSocket.maxWebSocketFrame, enableAutomaticErrorHandling: false
-                ) { channel, _ in
-                    channel.eventLoop.makeCompletedFuture {
-                        .upgraded(try install(on: channel, isClient: true, pingPeriod: pingPeriod))
+                let upgraded = channel.eventLoop.makePromise(of: UpgradeResult.self)
+                let refusal = channel.eventLoop.makePromise(of: BLIPUpgradeRefused.self)
+                /// Builds the upgrade request (now that the server's certificate is known) and starts it.
+                func startUpgrade(peerDER: [UInt8]?) throws {
+                    let digest = peerDER.map(BLIPClientTLS.digest(ofCertificateDER:))
+                    var fields = baseHeaders
+                    for (name, value) in hook?.requestHeaders(peerCertificateDigest: digest) ?? [] {
+                        fields.replaceOrAdd(name: name, value: value)
                     }
+                    let collector = UpgradeRefusalCollector(promise: refusal)
+                    if probeOnly {
+                        fields.remove(name: "Sec-WebSocket-Protocol")
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(collector)
+                        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: fields)
+                        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+                        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                        upgraded.succeed(.refused)
+                        return
+                    }
+                    let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: fields)
+                    let upgrader = NIOTypedWebSocketClientUpgrader<UpgradeResult>(
+                        maxFrameSize: BLIPWebSocket.maxWebSocketFrame, enableAutomaticErrorHandling: false
+                    ) { channel, response in
+                        channel.eventLoop.makeCompletedFuture {
+                            let collector = try channel.pipeline.syncOperations.handler(type: UpgradeRefusalCollector.self)
+                            _ = channel.pipeline.syncOperations.removeHandler(collector)
+                            try hook?.checkResponse(
+                                headers: response.headers.map { ($0.name, $0.value) }, peerCertificateDigest: digest)
+                            return .upgraded(try install(on: channel, isClient: true, pingPeriod: pingPeriod))
+                        }
+                    }
+                    let configuration = NIOTypedHTTPClientUpgradeConfiguration<UpgradeResult>(
+                        upgradeRequestHead: head, upgraders: [upgrader],
+                        notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.refused) })
+                    let result = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+                        configuration: .init(upgradeConfiguration: configuration))
+                    try channel.pipeline.syncOperations.addHandler(collector)
+                    result.cascade(to: upgraded)
                 }
-                let configuration = NIOTypedHTTPClientUpgradeConfiguration<UpgradeResult>(
-                    upgradeRequestHead: head, upgraders: [upgrader],
-                    notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.refused) })
-                let result = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                    configuration: .init(upgradeConfiguration: configuration))
-                return (channel, result)
+                if let sslContext {
+                    let ssl = try NIOSSLClientHandler(context: sslContext, serverHostname: serverName)
+                    try channel.pipeline.syncOperations.addHandler(ssl)
+                    try channel.pipeline.syncOperations.addHandler(TLSHandshakeWaiter { result, context in
+                        do {
+                            let der = try result.get()
+                            try tls.accept(peerDER: der)
+                            try startUpgrade(peerDER: der)
+                        } catch let error as BLIPError {
+                            upgraded.fail(error)
+                            context.close(promise: nil)
+                        } catch {
+                            upgraded.fail(BLIPError(code: 525, message: "TLS handshake with \(host):\(port) failed: \(error)"))
+                            context.close(promise: nil)
+                        }
+                    })
+                } else {
+                    try startUpgrade(peerDER: nil)
+                }
+                return (channel, Pending(upgraded: upgraded.futureResult, refusal: refusal.futureResult))
             }
         }
-        let (channel, result) = channelAndResult
+        let (channel, pending) = channelAndResult
         let outcome: UpgradeResult
         do {
-            outcome = try await result.get()
+            outcome = try await pending.upgraded.get()
         } catch {
             channel.close(promise: nil)
             throw error
@@ -69,9 +125,18 @@ enum BLIPWebSocketChannel {
         case .upgraded(let link):
             return (channel, link)
         case .refused:
+            // The response follows the decision: wait for it (bounded), then close.
+            channel.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+            let refusal = try? await pending.refusal.get()
             channel.close(promise: nil)
-            throw WebSocketClientError.webSocketUpgradeFailed
+            throw refusal ?? BLIPUpgradeRefused(status: 0, body: "the server refused the WebSocket upgrade")
         }
+    }
+
+    /// The two outcomes of a dial still to come: the upgrade, and the refusal's response.
+    struct Pending: Sendable {
+        let upgraded: EventLoopFuture<UpgradeResult>
+        let refusal: EventLoopFuture<BLIPUpgradeRefused>
     }
 
     /// Adds the BLIP handler behind the WebSocket frame decoder (event loop only).

@@ -18,12 +18,15 @@ public struct RESTHandler: Sendable {
     let replications: (any ReplicationController)?
     let mesh: (any MeshController)?
     let metrics: RequestMetrics?
+    /// SHA-256 of this listener's TLS certificate, when it has one (mesh proofs bind to it).
+    let tlsCertificateDigest: [UInt8]?
 
     public init(
         registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger,
         replications: (any ReplicationController)? = nil, mesh: (any MeshController)? = nil,
-        metrics: RequestMetrics? = nil
+        metrics: RequestMetrics? = nil, tlsCertificateDigest: [UInt8]? = nil
     ) {
+        self.tlsCertificateDigest = tlsCertificateDigest
         self.mesh = mesh
         self.metrics = metrics
         self.registry = registry
@@ -95,11 +98,17 @@ public struct RESTHandler: Sendable {
         default: break
         }
         if rest.first == "_blipsync", let security = database.security,
-           let nodeID = request.headers[HTTPField.Name("X-Shoal-Node-ID")!],
-           !security.admitsMeshPeer(nodeID: nodeID, proof: request.headers[HTTPField.Name(MeshSecret.header)!])
+           let nodeID = request.headers[HTTPField.Name("X-Shoal-Node-ID")!]
         {
-            // A node that says it is a mesh peer but cannot prove the mesh secret.
-            throw HTTPFailure(.unauthorized, "Unauthorized", "This database's mesh needs its shared secret")
+            // A node that says it is a mesh peer but cannot prove the mesh secret (the
+            // request may have come over TLS or not: either binding explains it).
+            let proof = request.headers[HTTPField.Name(MeshSecret.header)!]
+            let refusals = [nil, tlsCertificateDigest].map {
+                security.meshRefusal(nodeID: nodeID, proof: proof, binding: $0, consume: false)
+            }
+            if !refusals.contains(where: { $0 == nil }), let reason = refusals.last ?? refusals.first, let reason {
+                throw HTTPFailure(.unauthorized, "Unauthorized", reason)
+            }
         }
         if !request.isAdmin, let security = database.security {
             database.principal = try await Self.authenticate(request, security: security)

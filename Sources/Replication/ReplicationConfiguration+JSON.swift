@@ -11,7 +11,8 @@ extension ReplicationConfiguration {
     /// Parses Sync Gateway's replication shape: `remote`, `direction`
     /// (`push`/`pull`/`pushAndPull`), `continuous`, `filter` (`sync_gateway/bychannel`)
     /// with `query_params.channels`, `doc_ids`, `remote_username`, `remote_password`,
-    /// plus Shoal's `heartbeat` (seconds) and `batch_size`.
+    /// plus Shoal's `heartbeat` (seconds), `batch_size` and `pinned_cert` (for `wss://`:
+    /// the server's certificate, PEM text or a file path).
     public init(id: String, json: [String: JSON]) throws(ReplicationConfigurationError) {
         guard !id.isEmpty else { throw .init(reason: "replication ID must not be empty") }
         guard let remoteText = json["remote"]?.stringValue else {
@@ -44,6 +45,12 @@ extension ReplicationConfiguration {
                 throw .init(reason: "replication \(id): \"heartbeat\" must be a positive number of seconds")
             }
             self.heartbeat = .milliseconds(Int(seconds * 1000))
+        }
+        if let pinned = json["pinned_cert"] {
+            guard let text = pinned.stringValue, !text.isEmpty else {
+                throw .init(reason: "replication \(id): \"pinned_cert\" must be PEM text or the path of a PEM file")
+            }
+            pinnedCertificate = text
         }
         if let batch = json["batch_size"] {
             guard let size = batch.intValue, size > 0, size <= 1000 else {
@@ -84,6 +91,7 @@ extension ReplicationConfiguration {
         }
         if let docIDs { object["doc_ids"] = .array(docIDs.map { .string($0) }) }
         if let username { object["remote_username"] = .string(username) }
+        if let pinnedCertificate { object["pinned_cert"] = .string(pinnedCertificate) }
         return .object(object)
     }
 }

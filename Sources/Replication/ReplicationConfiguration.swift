@@ -26,6 +26,10 @@ public struct ReplicationConfiguration: Sendable, Equatable {
     public var batchSize: Int
     /// Longest wait between reconnection attempts (before jitter).
     public var maxBackoff: Duration
+    /// For `wss://`: the server certificate to accept instead of checking the chain
+    /// against the system's trust roots (PEM text, or the path of a PEM file), like
+    /// Couchbase Lite's pinned server certificate.
+    public var pinnedCertificate: String?
 
     public init(
         id: String, remote: String, direction: Direction = .pushAndPull, continuous: Bool = false,

@@ -85,7 +85,8 @@ public final class Replicator: Sendable {
             connected.value = false
             do {
                 try await dialer.dial(url: configuration.remote, username: configuration.username,
-                                      password: configuration.password, heartbeat: configuration.heartbeat) { connection in
+                                      password: configuration.password, heartbeat: configuration.heartbeat,
+                                      pinnedCertificate: configuration.pinnedCertificate) { connection in
                     connected.value = true
                     self.progress.update { $0.lastError = nil }
                     try await self.replicate(over: connection)
@@ -251,10 +252,23 @@ final class CheckpointState: Sendable {
 /// (then closes) or the connection ends. The WebSocket client implements it; tests
 /// may dial in-process.
 public protocol BLIPDialer: Sendable {
+    /// Connects to `url` and runs `session` over the connection. `pinnedCertificate`
+    /// (PEM text or a file path) replaces the chain check of a `wss://` server.
     func dial(
-        url: String, username: String?, password: String?, heartbeat: Duration,
+        url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws
+}
+
+extension BLIPDialer {
+    /// Dials with the system's trust roots for `wss://`.
+    public func dial(
+        url: String, username: String?, password: String?, heartbeat: Duration,
+        session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
+        try await dial(url: url, username: username, password: password, heartbeat: heartbeat, pinnedCertificate: nil,
+                       session: session)
+    }
 }
 
 /// A dial that failed before BLIP started (e.g. HTTP 401 on the upgrade).

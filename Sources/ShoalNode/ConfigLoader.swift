@@ -25,6 +25,7 @@ public enum ConfigLoader {
 
     static let topLevelKeys: Set<String> = [
         "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers", "discovery",
+        "SSLCert", "SSLKey",
     ]
     static let databaseKeys: Set<String> = [
         "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts", "users", "roles", "sync",
@@ -57,6 +58,16 @@ public enum ConfigLoader {
         }
         if let value = root["adminInterface"] {
             config.adminAddress = try address(value, key: "adminInterface", defaultHost: "127.0.0.1")
+        }
+        for (key, path) in [("SSLCert", \NodeConfiguration.sslCertificatePath), ("SSLKey", \.sslKeyPath)] {
+            guard let value = root[key] else { continue }
+            guard let text = value.stringValue, !text.isEmpty else {
+                throw ConfigError(message: "\"\(key)\" must be the path of a PEM file")
+            }
+            config[keyPath: path] = text
+        }
+        if (config.sslCertificatePath == nil) != (config.sslKeyPath == nil) {
+            throw ConfigError(message: "\"SSLCert\" and \"SSLKey\" go together: give both or neither")
         }
         if let value = root["data"] {
             guard let dir = value.stringValue, !dir.isEmpty else { throw ConfigError(message: "\"data\" must be a path") }
@@ -202,6 +213,12 @@ public enum ConfigLoader {
                     throw ConfigError(message: "database \"\(name)\": mesh \"secret\" must be a string of at least 8 characters")
                 }
                 database.meshSecret = text
+            }
+            if let tls = settings["tls"] {
+                guard let value = tls.boolValue else {
+                    throw ConfigError(message: "database \"\(name)\": mesh \"tls\" must be true or false")
+                }
+                database.meshTLSSetting = value
             }
             if let enabled = settings["enabled"] {
                 guard let value = enabled.boolValue else {

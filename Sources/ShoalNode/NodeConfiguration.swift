@@ -40,6 +40,13 @@ public struct NodeConfiguration: Sendable, Equatable {
         /// The shared secret mesh peers must prove (`"mesh": {"secret": …}`); nil: any
         /// node that says it is a mesh peer is accepted (development).
         public var meshSecret: String?
+        /// Mesh links over TLS (`"mesh": {"tls": …}`); nil: on when there is a secret.
+        public var meshTLSSetting: Bool?
+
+        /// Whether this database's mesh links use TLS (with each node's own certificate,
+        /// authenticated by the mesh secret). Without a secret TLS would authenticate
+        /// nobody, so it is off.
+        public var meshTLS: Bool { meshSecret != nil && (meshTLSSetting ?? true) }
 
         /// GUEST enabled, reading every channel.
         public static let openGuest: JSON = ["disabled": false, "admin_channels": ["*"]]
@@ -77,6 +84,10 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var peers: [String] = []
     /// Find peers over DNS-SD through the host's avahi-daemon.
     public var discovery = true
+    /// TLS certificate (PEM, leaf first) and private key of the public port (Sync
+    /// Gateway's `SSLCert` / `SSLKey`): with them the port serves HTTPS and `wss://` only.
+    public var sslCertificatePath: String?
+    public var sslKeyPath: String?
 
     public init() {}
 

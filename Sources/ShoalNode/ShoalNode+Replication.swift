@@ -13,15 +13,21 @@ extension ShoalNode: SyncAcceptor {
     /// Who may connect: the admin port and mesh peers (with the mesh secret's proof when
     /// the database has one) replicate everything; anyone else authenticates as a user
     /// (Basic, session cookie or GUEST) and gets that user's channels and write rules.
-    public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields) async -> (@Sendable (BLIPConnection) async throws -> Void)? {
+    public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async -> SyncAcceptance? {
         guard let store = self.database(named: database) else { return nil }
         let peerNodeID = headers[WebSocketDialer.nodeIDHeader]
         let security = security(database: database)
         var access = PeerAccess.full
+        var answer: HTTPFields = [:]
         if let peerNodeID {
-            guard security?.admitsMeshPeer(nodeID: peerNodeID, proof: headers[HTTPField.Name(MeshSecret.header)!]) ?? true else {
-                logger.warning("refused a mesh link from \(peerNodeID) to \(database): no valid proof of the mesh secret")
+            let proofHeader = HTTPField.Name(MeshSecret.header)!
+            if let refusal = security?.meshRefusal(nodeID: peerNodeID, proof: headers[proofHeader], binding: tlsBinding) {
+                logger.warning("refused a mesh link from \(peerNodeID) to \(database): \(refusal)")
                 return nil
+            }
+            answer[WebSocketDialer.nodeIDHeader] = nodeID
+            if let proof = security?.meshAnswer(nodeID: nodeID, dialProof: headers[proofHeader], binding: tlsBinding) {
+                answer[proofHeader] = proof
             }
         } else if !isAdmin, let security {
             guard let principal = try? await security.authenticate(authorization: headers[.authorization], cookie: headers[.cookie]) else {
@@ -31,7 +37,7 @@ extension ShoalNode: SyncAcceptor {
         }
         let mesh = peerNodeID == nil ? nil : meshes[database]
         if let mesh, let peerNodeID, !mesh.acceptsInbound(from: peerNodeID) { return nil }
-        return { [access] connection in
+        return SyncAcceptance(responseHeaders: answer) { [access] connection in
             let session = ReplicationSession(store: store, connection: connection, access: access, logger: Logger(label: "Sync"))
             let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
             await mesh?.inboundConnected(nodeID: peerNodeID)

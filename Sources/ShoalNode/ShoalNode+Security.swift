@@ -20,7 +20,7 @@ extension ShoalNode {
         }
         return DatabaseSecurity(
             store: store, syncFunction: function, meshSecret: database.meshSecret.map(MeshSecret.init),
-            passwordIterations: passwordIterations, logger: Logger(label: "Auth"))
+            meshRequiresTLS: database.meshTLS, passwordIterations: passwordIterations, logger: Logger(label: "Auth"))
     }
 
     /// Creates or updates the configured users and roles of every database.

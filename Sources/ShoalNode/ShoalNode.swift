@@ -28,6 +28,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public let conflictMonitors: [String: ConflictMonitor]
     /// Users, roles and the sync function of each database (§6), by database name.
     let securities: [String: DatabaseSecurity]
+    /// TLS of the public port (nil: plain HTTP only).
+    let publicTLS: ListenerTLS?
     /// HTTP request counters of both listeners.
     let requestMetrics = RequestMetrics()
     /// Replications created through the admin API, by database and ID (persisted).
@@ -76,13 +78,32 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         let secrets = Dictionary(uniqueKeysWithValues: configuration.databases.compactMap { database in
             database.meshSecret.map { (database.name, MeshSecret($0)) }
         })
+        // The public port's TLS: the configured certificate (HTTPS only), else the node's
+        // own certificate when a mesh uses TLS (TLS and plain HTTP on the same port).
+        let tlsDatabases = Set(configuration.databases.filter(\.meshTLS).map(\.name))
+        if let certificate = configuration.sslCertificatePath, let key = configuration.sslKeyPath {
+            publicTLS = try ListenerTLS(certificatePath: certificate, keyPath: key, mode: .required)
+        } else if !tlsDatabases.isEmpty {
+            let paths = try NodeCertificate.loadOrCreate(dataDirectory: configuration.dataDirectory, nodeID: nodeID)
+            publicTLS = try ListenerTLS(certificatePath: paths.certificate, keyPath: paths.key, mode: .optional)
+        } else {
+            publicTLS = nil
+        }
+        let everyLinkTLS = configuration.sslCertificatePath != nil
         let meshDialer = WebSocketDialer(
             extraHeaders: [WebSocketDialer.nodeIDHeader: nodeID],
-            dialHeaders: { url in
-                // Proof of the mesh secret of the database the URL names.
-                guard let database = ReplicationConfiguration(id: "", remote: url).remoteDatabase,
-                      let secret = secrets[database] else { return [:] }
-                return [HTTPField.Name(MeshSecret.header)!: secret.proof(nodeID: nodeID, database: database)]
+            plan: { url in
+                // Over TLS when the database's mesh (or every port) uses it; the peer is
+                // authenticated by the proofs of the database's mesh secret, bound to the
+                // certificate the handshake shows.
+                let database = ReplicationConfiguration(id: "", remote: url).remoteDatabase ?? ""
+                var target = url
+                if everyLinkTLS || tlsDatabases.contains(database), target.lowercased().hasPrefix("ws://") {
+                    target = "wss://" + target.dropFirst("ws://".count)
+                }
+                return .init(
+                    url: target, tls: .boundByApplication,
+                    hook: MeshLinkHook(secret: secrets[database], nodeID: nodeID, database: database))
             },
             logger: Logger(label: "Mesh"))
         var meshes: [String: MeshManager] = [:]
@@ -113,10 +134,11 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         func application(_ address: ListenAddress, admin: Bool) -> some Service {
             let handler = RESTHandler(
                 registry: self, configuration: restConfiguration, isAdmin: admin, logger: Logger(label: "HTTP"),
-                replications: self, mesh: self, metrics: requestMetrics)
+                replications: self, mesh: self, metrics: requestMetrics,
+                tlsCertificateDigest: admin ? nil : publicTLS?.certificateDigest)
             return RESTListener.makeApplication(
                 handler: handler, host: address.host, port: address.port, sync: self, heartbeat: configuration.heartbeat,
-                onRunning: { port in ready.bound(admin: admin, port: port) }, logger: hummingbirdLogger)
+                tls: admin ? nil : publicTLS, onRunning: { port in ready.bound(admin: admin, port: port) }, logger: hummingbirdLogger)
         }
         let group = ServiceGroup(configuration: .init(
             services: [

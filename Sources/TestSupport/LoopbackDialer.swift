@@ -24,7 +24,7 @@ public final class LoopbackDialer: BLIPDialer, Sendable {
     public var dialCount: Int { dials.withLock { $0 } }
 
     public func dial(
-        url: String, username: String?, password: String?, heartbeat: Duration,
+        url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         let number = dials.withLock { count in

@@ -1,0 +1,41 @@
+import AccessControl
+import BLIP
+import Synchronization
+
+/// The mesh's part of one link this node dials (ARCHITECTURE.md §6): the proof of the
+/// mesh secret, made once the TLS handshake has shown the peer's certificate and bound
+/// to its digest, and the check that the accepting node answered with its own proof.
+/// Without a secret the link is not authenticated (development meshes).
+final class MeshLinkHook: BLIPUpgradeHook {
+    let secret: MeshSecret?
+    let nodeID: String
+    let database: String
+    private let sent = Mutex<String?>(nil)
+
+    init(secret: MeshSecret?, nodeID: String, database: String) {
+        self.secret = secret
+        self.nodeID = nodeID
+        self.database = database
+    }
+
+    func requestHeaders(peerCertificateDigest: [UInt8]?) -> [(String, String)] {
+        guard let secret else { return [] }
+        let proof = secret.dialProof(nodeID: nodeID, database: database, binding: peerCertificateDigest)
+        sent.withLock { $0 = proof }
+        return [(MeshSecret.header, proof)]
+    }
+
+    func checkResponse(headers: [(String, String)], peerCertificateDigest: [UInt8]?) throws {
+        guard let secret else { return }
+        func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+        guard let proof = sent.withLock({ $0 }), let acceptor = header("X-Shoal-Node-ID"),
+              secret.verifyAccept(
+                header(MeshSecret.header), dialProof: proof, nodeID: acceptor, database: database,
+                binding: peerCertificateDigest)
+        else {
+            throw BLIPError(code: 401, message: "the peer did not prove the mesh secret of \(database)")
+        }
+    }
+}
