@@ -199,7 +199,7 @@ let package = Package(
         // Depends on the executable so that `swift test` builds it for the crash test.
         .testTarget(name: "JSEngineTests", dependencies: ["JSEngine", "DocumentModel"]),
         .testTarget(name: "AccessControlTests", dependencies: ["AccessControl", "DocumentStore", "TestSupport"]),
-        .testTarget(name: "ShoalNodeTests", dependencies: ["ShoalNode", "TestSupport", "shoal", "BLIP", "Replication"]),
+        .testTarget(name: "ShoalNodeTests", dependencies: ["ShoalNode", "TestSupport", "shoal", "BLIP", "Replication", "AccessControl"]),
     ],
     swiftLanguageModes: [.v6]
 )

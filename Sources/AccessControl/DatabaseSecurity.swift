@@ -77,13 +77,16 @@ public final class DatabaseSecurity: Sendable {
     /// `consume: false` the proof is only checked (to explain a refusal).
     public func meshRefusal(nodeID: String, proof: String?, binding: [UInt8]?, consume: Bool = true) -> String? {
         guard let meshSecret else { return nil }
-        if meshRequiresTLS && binding == nil { return "This database's mesh links must use TLS (wss://)" }
         guard meshSecret.verifyDial(proof, nodeID: nodeID, database: store.name, binding: binding) else {
-            return "This database's mesh needs its shared secret"
+            return Self.meshSecretMissing
         }
+        if meshRequiresTLS && binding == nil { return "This database's mesh links must use TLS (wss://)" }
         if consume, let proof, !meshProofs.firstUse(proof) { return "This mesh proof was already used" }
         return nil
     }
+
+    /// The refusal of a mesh link without a valid proof of the secret.
+    public static let meshSecretMissing = "This database's mesh needs its shared secret"
 
     /// The accepting side's answer to a mesh dial proof (nil without a secret).
     public func meshAnswer(nodeID: String, dialProof: String?, binding: [UInt8]?) -> String? {

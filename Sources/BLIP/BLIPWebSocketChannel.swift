@@ -53,6 +53,12 @@ enum BLIPWebSocketChannel {
             channel.eventLoop.makeCompletedFuture {
                 let upgraded = channel.eventLoop.makePromise(of: UpgradeResult.self)
                 let refusal = channel.eventLoop.makePromise(of: BLIPUpgradeRefused.self)
+                // Whatever happens, both are complete once the channel is gone (a second
+                // completion is ignored).
+                channel.closeFuture.whenComplete { _ in
+                    upgraded.fail(ChannelError.ioOnClosedChannel)
+                    refusal.fail(ChannelError.ioOnClosedChannel)
+                }
                 /// Builds the upgrade request (now that the server's certificate is known) and starts it.
                 func startUpgrade(peerDER: [UInt8]?) throws {
                     let digest = peerDER.map(BLIPClientTLS.digest(ofCertificateDER:))
@@ -99,11 +105,11 @@ enum BLIPWebSocketChannel {
                             let der = try result.get()
                             try tls.accept(peerDER: der)
                             try startUpgrade(peerDER: der)
-                        } catch let error as BLIPError {
-                            upgraded.fail(error)
-                            context.close(promise: nil)
                         } catch {
-                            upgraded.fail(BLIPError(code: 525, message: "TLS handshake with \(host):\(port) failed: \(error)"))
+                            let failure = error as? BLIPError
+                                ?? BLIPError(code: 525, message: "TLS handshake with \(host):\(port) failed: \(error)")
+                            upgraded.fail(failure)
+                            refusal.fail(failure)
                             context.close(promise: nil)
                         }
                     })

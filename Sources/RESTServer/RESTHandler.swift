@@ -106,8 +106,11 @@ public struct RESTHandler: Sendable {
             let refusals = [nil, tlsCertificateDigest].map {
                 security.meshRefusal(nodeID: nodeID, proof: proof, binding: $0, consume: false)
             }
-            if !refusals.contains(where: { $0 == nil }), let reason = refusals.last ?? refusals.first, let reason {
-                throw HTTPFailure(.unauthorized, "Unauthorized", reason)
+            let reasons = refusals.compactMap { $0 }
+            if reasons.count == refusals.count {
+                // A proof that is valid for one of the bindings says what else is wrong.
+                let missing = DatabaseSecurity.meshSecretMissing
+                throw HTTPFailure(.unauthorized, "Unauthorized", reasons.first { $0 != missing } ?? missing)
             }
         }
         if !request.isAdmin, let security = database.security {
