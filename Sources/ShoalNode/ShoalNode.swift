@@ -81,13 +81,17 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         // The public port's TLS: the configured certificate (HTTPS only), else the node's
         // own certificate when a mesh uses TLS (TLS and plain HTTP on the same port).
         let tlsDatabases = Set(configuration.databases.filter(\.meshTLS).map(\.name))
-        if let certificate = configuration.sslCertificatePath, let key = configuration.sslKeyPath {
-            publicTLS = try ListenerTLS(certificatePath: certificate, keyPath: key, mode: .required)
-        } else if !tlsDatabases.isEmpty {
-            let paths = try NodeCertificate.loadOrCreate(dataDirectory: configuration.dataDirectory, nodeID: nodeID)
-            publicTLS = try ListenerTLS(certificatePath: paths.certificate, keyPath: paths.key, mode: .optional)
-        } else {
-            publicTLS = nil
+        do {
+            if let certificate = configuration.sslCertificatePath, let key = configuration.sslKeyPath {
+                publicTLS = try ListenerTLS(certificatePath: certificate, keyPath: key, mode: .required)
+            } else if !tlsDatabases.isEmpty {
+                let paths = try NodeCertificate.loadOrCreate(dataDirectory: configuration.dataDirectory, nodeID: nodeID)
+                publicTLS = try ListenerTLS(certificatePath: paths.certificate, keyPath: paths.key, mode: .optional)
+            } else {
+                publicTLS = nil
+            }
+        } catch {
+            throw ConfigLoader.ConfigError(message: "TLS: \(error)")
         }
         let everyLinkTLS = configuration.sslCertificatePath != nil
         let meshDialer = WebSocketDialer(
@@ -119,6 +123,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     }
 
     public func database(named name: String) -> DocumentStore? { stores[name] }
+    /// `https` when the public port takes only TLS (`SSLCert`), else `http`.
+    public var publicScheme: String { publicTLS?.mode == .required ? "https" : "http" }
     public var databaseNames: [String] { Array(stores.keys) }
 
     /// Starts both listeners and returns once they accept connections. With

@@ -49,6 +49,12 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("no-discovery"), help: "Do not use mDNS/DNS-SD (static peers only).")
     var noDiscovery = false
 
+    @Option(name: .customLong("ssl-cert"), help: "TLS certificate (PEM) of the public port: HTTPS and wss:// only (with --ssl-key).")
+    var sslCert: String?
+
+    @Option(name: .customLong("ssl-key"), help: "Private key (PEM) of --ssl-cert.")
+    var sslKey: String?
+
     func run() async throws {
         var configuration = NodeConfiguration()
         var warnings: [String] = []
@@ -90,7 +96,7 @@ struct Serve: AsyncParsableCommand {
             ? "no databases" : configuration.databases.map(\.name).sorted().joined(separator: ", ")
         print("""
             Shoal \(ShoalVersion.string) node \(node.nodeID) serving \(names) from \(configuration.dataDirectory)
-              public: http://\(configuration.publicAddress.host):\(ports.publicPort)/
+              public: \(node.publicScheme)://\(configuration.publicAddress.host):\(ports.publicPort)/
               admin:  http://\(configuration.adminAddress.host):\(ports.adminPort)/
             """)
         fflush(nil)
@@ -113,6 +119,11 @@ struct Serve: AsyncParsableCommand {
         }
         if !peer.isEmpty { configuration.peers += peer }
         if noDiscovery { configuration.discovery = false }
+        if sslCert != nil || sslKey != nil {
+            guard let sslCert, let sslKey else { throw ValidationError("--ssl-cert and --ssl-key go together") }
+            configuration.sslCertificatePath = sslCert
+            configuration.sslKeyPath = sslKey
+        }
         for index in configuration.databases.indices {
             if let group { configuration.databases[index].meshGroup = group }
             if let maxPeers {

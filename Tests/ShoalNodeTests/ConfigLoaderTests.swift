@@ -1,6 +1,8 @@
 import DocumentModel
+import Foundation
 @testable import ShoalNode
 import Testing
+import TestSupport
 
 @Suite struct ConfigLoaderTests {
     @Test func seedConfigsLoadUnchanged() throws {
@@ -89,6 +91,40 @@ import Testing
             #expect(!error.message.isEmpty)
         } catch {
             Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func tlsKeys() throws {
+        let config = try ConfigLoader.load(text: """
+            {"SSLCert": "/etc/shoal/cert.pem", "SSLKey": "/etc/shoal/key.pem",
+             "databases": {"a": {"mesh": {"secret": "12345678"}}, "b": {"mesh": {"secret": "12345678", "tls": false}},
+                           "c": {"mesh": {"tls": true}}}}
+            """).configuration
+        #expect(config.sslCertificatePath == "/etc/shoal/cert.pem")
+        #expect(config.sslKeyPath == "/etc/shoal/key.pem")
+        let tls = Dictionary(uniqueKeysWithValues: config.databases.map { ($0.name, $0.meshTLS) })
+        #expect(tls == ["a": true, "b": false, "c": false], "TLS is on with a secret unless turned off; never without one")
+        #expect(throws: ConfigLoader.ConfigError.self) { try ConfigLoader.load(text: #"{"SSLCert": "/a.pem"}"#) }
+        #expect(throws: ConfigLoader.ConfigError.self) { try ConfigLoader.load(text: #"{"SSLCert": 3, "SSLKey": "/k"}"#) }
+        #expect(throws: ConfigLoader.ConfigError.self) {
+            try ConfigLoader.load(text: #"{"databases": {"a": {"mesh": {"tls": "yes"}}}}"#)
+        }
+    }
+
+    @Test func unusableCertificateStopsTheStart() throws {
+        let directory = TemporaryDirectory(prefix: "shoal-badcert")
+        defer { directory.remove() }
+        let path = directory.path + "/cert.pem"
+        FileManager.default.createFile(atPath: path, contents: Data("not a certificate".utf8))
+        var configuration = NodeConfiguration()
+        configuration.dataDirectory = directory.path
+        configuration.databases = [NodeConfiguration.Database(name: "db", inMemory: true)]
+        configuration.sslCertificatePath = path
+        configuration.sslKeyPath = path
+        #expect {
+            _ = try ShoalNode(configuration: configuration)
+        } throws: { error in
+            (error as? ConfigLoader.ConfigError)?.message.contains("cannot load the certificate") == true
         }
     }
 
