@@ -46,6 +46,21 @@ extension DatabaseEndpoint {
         }
     }
 
+    /// `POST /{db}/_resync`: recomputes every document's channels and grants with the
+    /// sync function in effect (done by itself at start when the function changed).
+    func resync() async throws -> Response {
+        try allow(request, "POST", request.method == .post)
+        guard let security else { throw HTTPFailure(.notFound, "not_found", "this database has no security model") }
+        do {
+            let result = try await security.resync()
+            return RESTResponse.json([
+                "ok": true, "docs_processed": .int(Int64(result.processed)), "docs_changed": .int(Int64(result.changed)),
+            ])
+        } catch {
+            throw HTTPFailure(error)
+        }
+    }
+
     /// `POST /{db}/_purge`: `{"doc": ["rev", …] | ["*"]}` removes revisions (or the
     /// whole document) as if they had never existed.
     func purge() async throws -> Response {

@@ -32,6 +32,14 @@ extension ShoalNode {
             } catch let error as PrincipalError {
                 throw ConfigLoader.ConfigError(message: "database \"\(database.name)\": \(error.reason)")
             }
+            // Stored channels and grants follow the sync function in effect.
+            let started = ContinuousClock.now
+            if let resync = try await security.resyncIfFunctionChanged() {
+                logger.notice("""
+                    database \(database.name): the sync function changed: recomputed the access of \
+                    \(resync.processed) documents (\(resync.changed) changed) in \(ContinuousClock.now - started)
+                    """)
+            }
             if database.users[User.guestName].map({ $0["disabled"]?.boolValue != true }) == true {
                 logger.notice("database \(database.name): GUEST is enabled: unauthenticated requests are accepted")
             }
