@@ -39,7 +39,7 @@ public final class SyncFunction: Sendable {
     public init(source: String = SyncFunction.defaultSource, timeout: Duration = .seconds(2), logger: (@Sendable (String) -> Void)? = nil) throws(JSError) {
         self.source = source
         function = try JSFunction(
-            source: source, globals: Self.hostFunctions(logger: logger),
+            source: Self.recording(source), globals: Self.hostFunctions(logger: logger),
             options: .init(timeout: timeout, filename: "sync"))
     }
 
@@ -49,7 +49,7 @@ public final class SyncFunction: Sendable {
     public func run(doc: JSON, oldDoc: JSON?, user: SyncUser?) throws(StoreError) -> RevisionAccess {
         let call = SyncCall(user: user)
         do {
-            _ = try function.call([doc, oldDoc ?? .null], context: call)
+            call.replay(try function.call([doc, oldDoc ?? .null], context: call))
         } catch {
             throw Self.rejection(error)
         }
@@ -67,8 +67,11 @@ public final class SyncFunction: Sendable {
         }
         return zip(results, calls).map { result, call in
             switch result {
-            case .success: .success(call.result)
-            case .failure(let error): .failure(Self.rejection(error))
+            case .success(let log):
+                call.replay(log)
+                return .success(call.result)
+            case .failure(let error):
+                return .failure(Self.rejection(error))
             }
         }
     }
@@ -112,5 +115,16 @@ final class SyncCall: Sendable {
 
     func update(_ body: (inout RevisionAccess) -> Void) {
         state.withLock { body(&$0) }
+    }
+
+    /// Applies the outputs the function recorded in JavaScript (`[[name, [arguments…]], …]`).
+    func replay(_ log: JSON) {
+        guard case .array(let entries) = log else { return }
+        state.withLock { access in
+            for case .array(let entry) in entries where entry.count == 2 {
+                guard case .string(let name) = entry[0], case .array(let arguments) = entry[1] else { continue }
+                SyncFunction.record(name, arguments, into: &access)
+            }
+        }
     }
 }

@@ -101,6 +101,35 @@ import Testing
         }
     }
 
+    @Test func sourceThatIsNotAFunctionFailsToCompile() {
+        for source in ["42", "'channel'", "{}"] {
+            #expect(throws: (any Error).self, "\(source)") { _ = try SyncFunction(source: source) }
+        }
+    }
+
+    @Test func outputsOfACallThatThrowsOrIsCaughtFollowJavaScript() throws {
+        // channel() before a throw: rejected, nothing kept; a caught requireUser failure
+        // goes on and the outputs recorded around it count.
+        let sync = try SyncFunction(source: """
+            function(doc, oldDoc) {
+              channel("before");
+              try { requireUser("someone-else"); } catch (e) { channel("caught-" + e.forbidden); }
+              access(["ann", ["bob"]], [["x"], "y", 3, null]);
+              role("ann", "role:editor");
+              if (doc.fail) throw({forbidden: "no"});
+            }
+            """)
+        let access = try sync.run(doc: ["_id": "a"], oldDoc: nil, user: SyncUser(name: "ann"))
+        #expect(access.channels == ["before", "caught-wrong user"])
+        #expect(access.access == ["ann": ["x", "y"], "bob": ["x", "y"]])
+        #expect(access.roles == ["ann": ["editor"]])
+        #expect(throws: StoreError(.forbidden, error: "forbidden", reason: "no")) {
+            _ = try sync.run(doc: ["_id": "a", "fail": true], oldDoc: nil, user: nil)
+        }
+        // The next call starts with nothing recorded.
+        #expect(try sync.run(doc: ["_id": "b"], oldDoc: nil, user: nil).channels == ["before"])
+    }
+
     @Test func runawayFunctionWedgesWithServiceUnavailable() throws {
         // A loop far longer than the budget (but finite, so that the abandoned engine
         // thread does not spin for the rest of the test run).
