@@ -1,4 +1,5 @@
 import DocumentModel
+import Foundation
 import DocumentStore
 import JSEngine
 import Synchronization
@@ -33,15 +34,31 @@ public final class SyncFunction: Sendable {
     public static let defaultSource = "function(doc, oldDoc) { channel(doc.channels); }"
 
     public let source: String
-    let function: JSFunction
+    /// The same function compiled in `engines` heaps, each with its own thread (as Sync
+    /// Gateway keeps a pool of JavaScript VMs): a batch is split between them. Each
+    /// revision's outcome depends only on the revision, its parent and the user, so
+    /// which heap runs it changes nothing.
+    let functions: [JSFunction]
+    var function: JSFunction { functions[0] }
 
     /// Compiles `source`; bad JavaScript throws `JSError.compile` with the line.
-    public init(source: String = SyncFunction.defaultSource, timeout: Duration = .seconds(2), logger: (@Sendable (String) -> Void)? = nil) throws(JSError) {
+    /// `engines`: heaps that run batches in parallel (default: one per core, at most 2).
+    public init(
+        source: String = SyncFunction.defaultSource, timeout: Duration = .seconds(2),
+        logger: (@Sendable (String) -> Void)? = nil, engines: Int = SyncFunction.defaultEngines
+    ) throws(JSError) {
         self.source = source
-        function = try JSFunction(
-            source: Self.recording(source), globals: Self.hostFunctions(logger: logger),
-            options: .init(timeout: timeout, filename: "sync"))
+        var functions: [JSFunction] = []
+        for _ in 0..<max(1, engines) {
+            functions.append(try JSFunction(
+                source: Self.recording(source), globals: Self.hostFunctions(logger: logger),
+                options: .init(timeout: timeout, filename: "sync")))
+        }
+        self.functions = functions
     }
+
+    /// One heap per core, at most two.
+    public static var defaultEngines: Int { min(2, max(1, ProcessInfo.processInfo.activeProcessorCount)) }
 
     /// Runs the function on one revision. `doc` carries `_id`, `_rev` and, for a
     /// deletion, `_deleted: true`; `oldDoc` is the parent revision (nil for a new
@@ -59,11 +76,27 @@ public final class SyncFunction: Sendable {
     /// Runs the function on many revisions in one hand-off to the engine's thread.
     public func run(batch: [(doc: JSON, oldDoc: JSON?)], user: SyncUser?) async -> [Result<RevisionAccess, StoreError>] {
         let calls = batch.map { _ in SyncCall(user: user) }
+        let items: [(arguments: [JSON], context: (any Sendable)?)] = zip(batch, calls).map { item, call in
+            ([item.doc, item.oldDoc ?? .null], call)
+        }
+        // Contiguous slices, one per heap (small batches stay on one).
+        let parts = min(functions.count, max(1, items.count / 32))
+        let size = (items.count + parts - 1) / max(parts, 1)
         let results: [Result<JSON, JSError>]
         do {
-            results = try await function.call(batch: zip(batch, calls).map { item, call in ([item.doc, item.oldDoc ?? .null], call) })
+            results = try await withThrowingTaskGroup(of: (Int, [Result<JSON, JSError>]).self) { group in
+                for part in 0..<parts {
+                    let slice = Array(items[min(items.count, part * size)..<min(items.count, (part + 1) * size)])
+                    let function = functions[part]
+                    group.addTask { (part, try await function.call(batch: slice)) }
+                }
+                var byPart = [[Result<JSON, JSError>]](repeating: [], count: parts)
+                for try await (part, partial) in group { byPart[part] = partial }
+                return byPart.flatMap { $0 }
+            }
         } catch {
-            return Array(repeating: .failure(Self.rejection(error)), count: batch.count)
+            let failure = (error as? JSError).map(Self.rejection) ?? StoreError(.storage, reason: "\(error)")
+            return Array(repeating: .failure(failure), count: batch.count)
         }
         return zip(results, calls).map { result, call in
             switch result {
@@ -77,7 +110,7 @@ public final class SyncFunction: Sendable {
     }
 
     /// Whether an earlier call overran its budget (nothing runs any more).
-    public var isWedged: Bool { function.isWedged }
+    public var isWedged: Bool { functions.contains { $0.isWedged } }
 
     /// Sync Gateway's errors for what a sync function threw.
     static func rejection(_ error: JSError) -> StoreError {

@@ -130,6 +130,32 @@ import Testing
         #expect(try sync.run(doc: ["_id": "b"], oldDoc: nil, user: nil).channels == ["before"])
     }
 
+    @Test func batchesSplitOverEnginesGiveTheSameOutcomes() async throws {
+        let source = """
+            function(doc, oldDoc) {
+              if (doc.n % 7 == 0) throw({forbidden: "seven " + doc.n});
+              requireUser(doc.owner);
+              channel("c" + (doc.n % 5));
+              if (oldDoc) access(doc.owner, "old" + oldDoc.n);
+            }
+            """
+        var batch: [(doc: JSON, oldDoc: JSON?)] = []
+        for n in 0..<301 {
+            let owner: JSON = n % 11 == 0 ? "bob" : "ann"
+            let doc: JSON = ["_id": .string("d\(n)"), "n": .int(Int64(n)), "owner": owner]
+            let oldDoc: JSON? = n % 3 == 0 ? ["_id": .string("d\(n)"), "n": .int(Int64(n - 1))] : nil
+            batch.append((doc, oldDoc))
+        }
+        let one = try await SyncFunction(source: source, engines: 1).run(batch: batch, user: SyncUser(name: "ann"))
+        let two = try await SyncFunction(source: source, engines: 2).run(batch: batch, user: SyncUser(name: "ann"))
+        #expect(one.count == 301)
+        #expect(one.map { try? $0.get() } == two.map { try? $0.get() })
+        #expect(one.map { $0.error?.reason } == two.map { $0.error?.reason })
+        let reasons = Set(one.compactMap { $0.error?.reason })
+        let expected = Set((0...42).map { "seven \($0 * 7)" } + ["wrong user"])
+        #expect(reasons == expected)
+    }
+
     @Test func runawayFunctionWedgesWithServiceUnavailable() throws {
         // A loop far longer than the budget (but finite, so that the abandoned engine
         // thread does not spin for the rest of the test run).
@@ -145,5 +171,12 @@ import Testing
         } catch {
             #expect(error.httpStatus == 503)
         }
+    }
+}
+
+extension Result {
+    var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }
