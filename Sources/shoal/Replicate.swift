@@ -38,6 +38,9 @@ struct Replicate: AsyncParsableCommand {
     @Option(name: .customLong("remote-password"), help: "Password on the remote node.")
     var remotePassword: String?
 
+    @Option(name: .customLong("pinned-cert"), help: "For wss://: the server's certificate (PEM file) to accept instead of the system's trust roots.")
+    var pinnedCert: String?
+
     func validate() throws {
         if push && pull { throw ValidationError("use --push or --pull (or neither for both), not both") }
     }
@@ -51,6 +54,11 @@ struct Replicate: AsyncParsableCommand {
         ]
         if let remoteUsername { definition["remote_username"] = .string(remoteUsername) }
         if let remotePassword { definition["remote_password"] = .string(remotePassword) }
+        if let pinnedCert {
+            // The node reads the file: give it an absolute path.
+            let path = pinnedCert.hasPrefix("/") ? pinnedCert : FileManager.default.currentDirectoryPath + "/" + pinnedCert
+            definition["pinned_cert"] = .string(path)
+        }
         let base = admin.hasSuffix("/") ? String(admin.dropLast()) : admin
         let created = try await Self.call("PUT", "\(base)/\(db)/_replication/\(replicationID)", body: .object(definition))
         guard created.status == 201 else { throw ValidationError("the node refused the replication: \(created.json)") }
