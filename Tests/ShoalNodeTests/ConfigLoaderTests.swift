@@ -115,7 +115,7 @@ import TestSupport
         let directory = TemporaryDirectory(prefix: "shoal-badcert")
         defer { directory.remove() }
         let path = directory.path + "/cert.pem"
-        FileManager.default.createFile(atPath: path, contents: Data("not a certificate".utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data("not a certificate".utf8))
         var configuration = NodeConfiguration()
         configuration.dataDirectory = directory.path
         configuration.databases = [NodeConfiguration.Database(name: "db", inMemory: true)]
