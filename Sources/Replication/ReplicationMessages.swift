@@ -60,9 +60,15 @@ enum ReplicationMessages {
     }
 
     static func parseJSONBody(_ message: BLIPMessage) throws(BLIPError) -> JSON {
-        guard !message.body.isEmpty else { return .null }
+        try parseJSONBodyReportingCanonical(message).json
+    }
+
+    /// `parseJSONBody`, also telling whether the body's bytes are its canonical JSON.
+    static func parseJSONBodyReportingCanonical(_ message: BLIPMessage) throws(BLIPError) -> (json: JSON, isCanonical: Bool) {
+        guard !message.body.isEmpty else { return (.null, false) }
         do {
-            return try JSON.parse(message.body)
+            let (json, isCanonical) = try JSON.parseReportingCanonical(message.body)
+            return (json, isCanonical)
         } catch {
             throw BLIPError(domain: httpDomain, code: 400, message: "Invalid JSON body: \(error)")
         }
