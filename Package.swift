@@ -41,8 +41,6 @@ let package = Package(
             dependencies: [
                 "DocumentModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the hot INSERT (DirectBinding.swift).
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

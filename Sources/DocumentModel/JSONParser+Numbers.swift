@@ -60,7 +60,6 @@ extension JSONParser {
         }
 
         if isInteger, let value = integerValue(from: intStart, to: intEnd, negative: negative) {
-            if negative && value == 0 { canonical = false }  // written as 0
             return .int(value)
         }
         let d = fastDouble(intStart: intStart, intEnd: intEnd, fracStart: fracStart, fracEnd: fracEnd,
@@ -68,11 +67,7 @@ extension JSONParser {
         guard let d, d.isFinite else {
             throw .make("number out of range", at: start)
         }
-        let value = JSON.number(d)
-        if canonical && !CanonicalJSONWriter.writesNumber(value, as: UnsafeBufferPointer(rebasing: buf[start..<pos])) {
-            canonical = false
-        }
-        return value
+        return JSON.number(d)
     }
 
     @inline(__always)

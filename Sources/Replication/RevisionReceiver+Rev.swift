@@ -55,8 +55,7 @@ extension RevisionReceiver {
     }
 
     static func parseRev(_ message: BLIPMessage) throws(BLIPError) -> DocumentUpdate {
-        let (parsed, isCanonical) = try ReplicationMessages.parseJSONBodyReportingCanonical(message)
-        guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
+        guard var body = try ReplicationMessages.parseJSONBody(message).objectValue ?? (message.body.isEmpty ? [:] : nil) else {
             throw ReplicationMessages.error(400, "rev body must be a JSON object")
         }
         guard let docID = message["id"] ?? body["_id"]?.stringValue else {
@@ -76,13 +75,8 @@ extension RevisionReceiver {
         }
         let deletedProperty = message["deleted"].map { $0 == "1" || $0 == "true" } ?? false
         let deleted = deletedProperty || body["_deleted"]?.boolValue == true
-        // A body that arrived canonical (as Shoal sends them) is stored as received,
-        // unless metadata keys are taken out of it.
-        var storesAsReceived = isCanonical && !message.body.isEmpty && body["_attachments"] == nil
-        for key in metadataKeys where body.removeValue(forKey: key) != nil { storesAsReceived = false }
-        return DocumentUpdate(
-            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history),
-            canonicalBody: storesAsReceived ? message.body : nil)
+        for key in metadataKeys { body.removeValue(forKey: key) }
+        return DocumentUpdate(docID: docID, body: body, deleted: deleted, mode: .replicate(history: history))
     }
 
     /// Fetches (and verifies) every attachment the body names that is not stored yet.
