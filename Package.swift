@@ -41,6 +41,8 @@ let package = Package(
             dependencies: [
                 "DocumentModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the hot INSERT (DirectBinding.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

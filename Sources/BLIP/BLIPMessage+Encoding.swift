@@ -21,11 +21,13 @@ extension BLIPMessage {
 
     /// Bytes of `string` as a C string: its UTF-8 without NULs, plus the terminating NUL.
     private static func encodedLength(_ string: String) -> Int {
-        var count = string.utf8.count + 1
-        for byte in string.utf8 where byte == 0 {
-            count -= 1
+        let utf8 = string.utf8
+        if let fast = utf8.withContiguousStorageIfAvailable({ bytes in
+            bytes.count + 1 - (bytes.contains(0) ? bytes.reduce(0) { $0 + ($1 == 0 ? 1 : 0) } : 0)
+        }) {
+            return fast
         }
-        return count
+        return utf8.count + 1 - utf8.reduce(0) { $0 + ($1 == 0 ? 1 : 0) }
     }
 
     /// The frame flags of this message sent as `type` (no more-coming bit).
@@ -38,8 +40,11 @@ extension BLIPMessage {
     }
 
     private static func appendCString(_ string: String, to data: inout [UInt8]) {
-        for byte in string.utf8 where byte != 0 {
-            data.append(byte)
+        let utf8 = string.utf8
+        if utf8.contains(0) {
+            data.append(contentsOf: utf8.lazy.filter { $0 != 0 })
+        } else {
+            data.append(contentsOf: utf8)  // one copy for a native string
         }
         data.append(0)
     }

@@ -21,6 +21,17 @@ extension CanonicalJSONWriter {
         }
     }
 
+    /// True when the canonical form of `number` (an `.int` or `.double`) is exactly `text`.
+    static func writesNumber(_ number: JSON, as text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var writer = CanonicalJSONWriter(capacity: 64)
+        switch number {
+        case .int(let i): writer.writeInt(i)
+        case .double(let d): writer.writeDouble(d)
+        default: return false
+        }
+        return writer.count == text.count && writer.withBytes { $0.elementsEqual(text) }
+    }
+
     /// Appends a double as documented on `CanonicalJSONWriter`.
     mutating func writeDouble(_ value: Double) {
         guard value.isFinite else {

@@ -32,6 +32,11 @@ struct CanonicalJSONWriter: ~Copyable {
         }
     }
 
+    /// Calls `body` with the bytes written so far (valid only during the call).
+    func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        body(UnsafeBufferPointer(start: base, count: count))
+    }
+
     /// Appends the bytes written so far to `out`.
     func appendBytes(to out: inout [UInt8]) {
         out.append(contentsOf: UnsafeBufferPointer(start: base, count: count))

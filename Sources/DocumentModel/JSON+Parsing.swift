@@ -25,6 +25,17 @@ extension JSON {
         return try parse(copy)
     }
 
+    /// Parses one JSON value and tells whether `bytes` are exactly its canonical
+    /// encoding (`canonicalBytes()`), so that a caller can store them as they are.
+    /// The answer is conservative: false for any text with whitespace, string escapes,
+    /// fractions or exponents, even where they happen to be canonical.
+    public static func parseReportingCanonical(_ bytes: [UInt8]) throws(JSONError) -> (value: JSON, isCanonical: Bool) {
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONError) in try JSONParser.parseReportingCanonical(buffer) }
+        }
+        return try result.get()
+    }
+
     /// Parses one JSON value from a string's UTF-8 encoding.
     public static func parse(_ string: String) throws(JSONError) -> JSON {
         var string = string

@@ -60,6 +60,7 @@ extension JSONParser {
         }
 
         if isInteger, let value = integerValue(from: intStart, to: intEnd, negative: negative) {
+            if negative && value == 0 { canonical = false }  // written as 0
             return .int(value)
         }
         let d = fastDouble(intStart: intStart, intEnd: intEnd, fracStart: fracStart, fracEnd: fracEnd,
@@ -67,7 +68,11 @@ extension JSONParser {
         guard let d, d.isFinite else {
             throw .make("number out of range", at: start)
         }
-        return JSON.number(d)
+        let value = JSON.number(d)
+        if canonical && !CanonicalJSONWriter.writesNumber(value, as: UnsafeBufferPointer(rebasing: buf[start..<pos])) {
+            canonical = false
+        }
+        return value
     }
 
     @inline(__always)

@@ -26,6 +26,7 @@ extension JSONParser {
                 return String(decoding: scratch, as: UTF8.self)
             }
             if b == UInt8(ascii: "\\") {
+                canonical = false  // conservative: the canonical writer escapes only a few characters
                 if !escaped {
                     scratch.removeAll(keepingCapacity: true)
                     escaped = true

@@ -17,6 +17,11 @@ struct JSONParser {
     var keyStack: [String] = []
     /// Values of the objects and elements of the arrays being parsed, innermost last.
     var valueStack: [JSON] = []
+    /// Still true when everything read so far is exactly what `canonicalBytes()` writes
+    /// for the parsed value: no whitespace, object keys in strictly increasing UTF-8
+    /// byte order, no escapes in strings, numbers only as `Int64` integers other than
+    /// `-0`. (Conservative: a canonical text with escapes or fractions reads as false.)
+    var canonical = true
 
     init(_ buf: UnsafeBufferPointer<UInt8>) {
         self.buf = buf
@@ -25,6 +30,11 @@ struct JSONParser {
 
     /// Parses a complete document: one value, optionally surrounded by whitespace.
     static func parse(_ buf: UnsafeBufferPointer<UInt8>) throws(JSONError) -> JSON {
+        try parseReportingCanonical(buf).value
+    }
+
+    /// Parses a complete document and tells whether its bytes are its canonical form.
+    static func parseReportingCanonical(_ buf: UnsafeBufferPointer<UInt8>) throws(JSONError) -> (value: JSON, isCanonical: Bool) {
         var parser = JSONParser(buf)
         parser.skipWhitespace()
         let value = try parser.parseValue()
@@ -32,7 +42,7 @@ struct JSONParser {
         if parser.pos < parser.count {
             throw .make("trailing characters after JSON value", at: parser.pos)
         }
-        return value
+        return (value, parser.canonical)
     }
 
     @inline(__always)
@@ -40,6 +50,7 @@ struct JSONParser {
         while pos < count {
             let b = buf[pos]
             guard b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 else { return }
+            canonical = false
             pos += 1
         }
     }
@@ -103,6 +114,9 @@ struct JSONParser {
                 throw .unexpected(buf[pos], at: pos, expected: "a string key")
             }
             let key = try parseString()
+            if canonical, keyStack.count > keyBase, !CanonicalJSONWriter.utf8Precedes(keyStack[keyStack.count - 1], key) {
+                canonical = false  // unsorted or duplicate key
+            }
             skipWhitespace()
             guard pos < count else { throw .endOfInput(at: pos) }
             guard buf[pos] == UInt8(ascii: ":") else {
@@ -126,6 +140,9 @@ struct JSONParser {
                 for i in 0..<n {
                     members[keyStack[keyBase + i]] = valueStack[valueBase + i]   // duplicate keys: last wins
                 }
+                // Keys that differ in bytes but are equal as Strings (canonically
+                // equivalent) became one member: re-encoding would not give these bytes.
+                if members.count != n { canonical = false }
                 keyStack.removeSubrange(keyBase...)
                 valueStack.removeSubrange(valueBase...)
                 return .object(members)

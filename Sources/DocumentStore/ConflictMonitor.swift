@@ -8,8 +8,10 @@ import Synchronization
 /// the database. Owns the resolution loop, the list of conflicts waiting for a
 /// merge base body, and the counters reported in metrics.
 ///
-/// The loop reads the feed in order from sequence 0 at start, then wakes on every
-/// commit and waits `settle` before reading, so revisions arriving together
+/// The loop reads the conflicted documents in feed order from sequence 0 at start
+/// (through the store's index of conflicted documents, so a commit without
+/// conflicts costs one small query), then wakes on every commit and waits `settle`
+/// before reading again, so revisions arriving together
 /// (one replicated batch) are resolved together rather than pairwise. Conflicts
 /// that wait for a merge base body are tried again every `retryInterval` while
 /// nothing changes (the provider asks the connected peers).
@@ -89,23 +91,25 @@ public final class ConflictMonitor: Sendable {
     private func run() async {
         var cursor: UInt64 = 0
         while !Task.isCancelled {
-            let listings: [DocumentListing]
+            let conflicted: [DocumentListing]
+            let through: UInt64
             do {
-                listings = try await store.changes(since: cursor, limit: 500)
+                // Only the conflicted documents changed after the cursor (a partial index),
+                // not the whole feed: a replicated batch without conflicts costs one query.
+                (conflicted, through) = try await store.conflictedDocumentsAndCursor(since: cursor, limit: 500)
             } catch {
                 if Task.isCancelled { return }
-                logger.warning("conflict monitor cannot read the changes feed: \(error)")
+                logger.warning("conflict monitor cannot read the conflicted documents: \(error)")
                 try? await Task.sleep(for: .seconds(1))
                 continue
             }
-            for listing in listings where listing.tree.hasConflict {
+            for listing in conflicted {
                 if Task.isCancelled { return }
                 await resolve(listing.docID)
             }
-            if let last = listings.last {
-                cursor = last.sequence
-                continue
-            }
+            let advanced = through > cursor
+            cursor = max(cursor, through)
+            if advanced && !conflicted.isEmpty { continue }
             let waiting = waitingForMergeBase
             guard await store.waitForChange(after: cursor, timeout: waiting.isEmpty ? .seconds(3600) : retryInterval) else {
                 // Nothing changed: try again the conflicts that wait for a merge base

@@ -14,17 +14,21 @@ struct DocumentRow {
 
     static let columns = "id, key, seq, tree, body"
 
+    /// Decodes a row of `columns`. The blobs are read in place (no intermediate
+    /// `Data`), so a row straight from a statement cursor is never copied.
     init(row: Row) throws {
         rowID = row[0]
         key = row[1]
         sequence = UInt64(row[2] as Int64)
-        let treeBytes: Data = row[3]
+        let decoded = try row.withUnsafeData(atIndex: 3) { bytes in
+            Result { try RevTree(serialized: bytes ?? Data()) }
+        }
         do {
-            tree = try RevTree(serialized: treeBytes)
+            tree = try decoded.get()
         } catch {
             throw StoreError(.storage, reason: "corrupt revision tree for \(row[1] as String): \(error)")
         }
-        winnerBody = (row[4] as Data?).map { [UInt8]($0) }
+        winnerBody = try row.withUnsafeData(atIndex: 4) { bytes in bytes.map { [UInt8]($0) } }
     }
 
     static func load(_ db: Database, key: String) throws -> DocumentRow? {

@@ -73,7 +73,8 @@ extension DocumentStore {
         guard !grantees.isEmpty else { return [] }
         return try await read { db in
             let sql = "SELECT grantee, channel, MIN(seq) FROM access_grants WHERE grantee IN (\(grantees.map { _ in "?" }.joined(separator: ","))) GROUP BY grantee, channel"
-            return try Row.fetchAll(db, sql: sql, arguments: StatementArguments(grantees)).map {
+            // Cached: a user's pull asks for its grants before every batch.
+            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(grantees)).map {
                 ChannelGrant(grantee: $0[0], channel: $0[1], sequence: UInt64($0[2] as Int64))
             }
         }
@@ -83,7 +84,8 @@ extension DocumentStore {
     public func roleGrants(to user: String) async throws(StoreError) -> [RoleGrant] {
         try await read { db in
             try Row.fetchAll(
-                db, sql: "SELECT user, role, MIN(seq) FROM role_grants WHERE user = ? GROUP BY user, role", arguments: [user]
+                db.cachedStatement(sql: "SELECT user, role, MIN(seq) FROM role_grants WHERE user = ? GROUP BY user, role"),
+                arguments: [user]
             ).map { RoleGrant(user: $0[0], role: $0[1], sequence: UInt64($0[2] as Int64)) }
         }
     }

@@ -143,10 +143,10 @@ extension DocumentStore {
             INSERT INTO docs(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO NOTHING
             """)
-        try statement.execute(arguments: [
-            update.docID, Int64(sequence), revID.description, tree.isDeleted, false,
-            Data(tree.serialized()), Data(bytes),
-        ])
+        try DirectBinding.execute(statement, [
+            .text(update.docID), .integer(Int64(sequence)), .text(revID.description), .integer(tree.isDeleted ? 1 : 0),
+            .integer(0), .blob(tree.serialized()), .blob(bytes),
+        ], db: db)
         guard db.changesCount == 1 else { return nil }
         try recordAccess(db, docRow: db.lastInsertedRowID, rev: revID, access: access, winner: revID, sequence: sequence, isNew: true)
         counters.lastSequence = sequence

@@ -41,12 +41,17 @@ extension DocumentStore {
         try await read { db in
             let (sql, arguments) = Self.feedQuery(
                 columns: DocumentRow.columns, since: since, limit: limit, docIDs: docIDs, activeOnly: activeOnly)
-            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
+            // Decoded straight from the statement (no copied `Row` per document).
+            var documents: [ChangedDocument] = []
+            documents.reserveCapacity(min(limit, 1000))
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            while let row = try rows.next() {
                 let document = try DocumentRow(row: row)
-                return ChangedDocument(
+                documents.append(ChangedDocument(
                     listing: DocumentListing(docID: document.key, sequence: document.sequence, tree: document.tree, body: nil),
-                    winnerBody: document.winnerBody)
+                    winnerBody: document.winnerBody))
             }
+            return documents
         }
     }
 }

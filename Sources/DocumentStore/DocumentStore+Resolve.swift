@@ -72,14 +72,27 @@ extension DocumentStore {
     /// IDs of the documents that have more than one live leaf, in changes-feed order,
     /// with their latest sequence (for `GET /{db}/_conflicts` and the startup scan).
     public func conflictedDocuments(since: UInt64 = 0, limit: Int = 1000) async throws(StoreError) -> [DocumentListing] {
-        var found: [DocumentListing] = []
-        var cursor = since
-        while found.count < limit {
-            let listings = try await changes(since: cursor, limit: 1000, docIDs: nil, activeOnly: false)
-            guard let last = listings.last else { break }
-            found += listings.filter { $0.tree.hasConflict }.prefix(limit - found.count)
-            cursor = last.sequence
+        try await conflictedDocumentsAndCursor(since: since, limit: limit).documents
+    }
+
+    /// The conflicted documents whose latest change is after `since` (at most `limit`, in
+    /// sequence order), read through the `docs_conflicted` partial index, so the cost is
+    /// that of the conflicts, not of every change. `through` is the sequence up to which
+    /// the answer is complete (the snapshot's last sequence when fewer than `limit` were
+    /// found): a caller that continues after it misses no conflict.
+    public func conflictedDocumentsAndCursor(
+        since: UInt64, limit: Int
+    ) async throws(StoreError) -> (documents: [DocumentListing], through: UInt64) {
+        try await read { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT key, seq, tree, NULL FROM docs WHERE conflicted = 1 AND seq > ? ORDER BY seq LIMIT ?
+                """)
+            let rows = try Row.fetchAll(statement, arguments: [Int64(clamping: since), max(0, limit)]).map(Self.listing)
+            let found = rows.filter { $0.tree.hasConflict }
+            if rows.count == limit, let last = rows.last { return (found, last.sequence) }
+            let lastSequence = try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'last_seq'")) ?? 0
+            return (found, max(since, UInt64(lastSequence)))
         }
-        return found
     }
 }

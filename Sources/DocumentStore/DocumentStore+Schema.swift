@@ -20,6 +20,8 @@ extension DocumentStore {
     ///   (`access()`, `role()`), with the sequence at which each grant first took effect.
     /// - `principals`: users and roles (their JSON, password hashes included).
     /// - `sessions`: login sessions (`SyncGatewaySession` cookies).
+    /// - `docs_conflicted`: a partial index of the conflicted documents by sequence, so
+    ///   that finding new conflicts reads only them (`conflictedDocuments`).
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -108,6 +110,10 @@ extension DocumentStore {
                     ttl REAL NOT NULL
                 ) WITHOUT ROWID;
                 """)
+        }
+        migrator.registerMigration("v4-conflicted-index") { db in
+            // Only conflicted rows are indexed: writes of other documents never touch it.
+            try db.execute(sql: "CREATE INDEX docs_conflicted ON docs(seq) WHERE conflicted = 1")
         }
         return migrator
     }

@@ -156,7 +156,13 @@ extension DocumentStore {
             docID: update.docID, properties: properties, attachments: attachments,
             deleted: update.deleted, mode: update.mode)
         if attachments.isEmpty {
-            let bytes = JSON.object(properties).canonicalBytes()
+            let bytes: [UInt8]
+            if let canonical = update.canonicalBody, attachmentsJSON == nil {
+                assert(canonical == JSON.object(properties).canonicalBytes(), "canonicalBody is not the body's canonical JSON")
+                bytes = canonical
+            } else {
+                bytes = JSON.object(properties).canonicalBytes()
+            }
             if bytes.count > configuration.maxDocumentSize {
                 throw StoreError(.tooLarge, reason: "Document exceeds the maximum size of \(configuration.maxDocumentSize) bytes")
             }

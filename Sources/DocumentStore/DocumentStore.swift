@@ -27,6 +27,11 @@ public final class DocumentStore: Sendable {
         var purgeSequence: Int64 = 0
     }
 
+    /// The writer connection's page cache, in KiB (SQLite's default is 2000).
+    static let writerCacheKiB = 16_384
+    /// WAL pages after which a commit checkpoints (SQLite's default is 1000).
+    static let walAutocheckpointPages = 8_000
+
     public var name: String { configuration.name }
     /// This database's identity, created with it and never changed.
     public let uuid: String
@@ -39,6 +44,17 @@ public final class DocumentStore: Sendable {
         let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            if !db.configuration.readonly {
+                // The writer's page cache holds a whole group commit (2000 replicated
+                // documents dirty ≈ 6 MB of table and index pages) without spilling to
+                // the WAL mid-transaction. Readers keep SQLite's default: their cache
+                // is dropped whenever another connection commits anyway.
+                try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
+                // Checkpoint every ≈ 32 MB of WAL instead of 4 MB: index pages rewritten
+                // by consecutive commits are copied into the database once, not once
+                // per commit. Durability is unchanged (it is `synchronous`'s business).
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.walAutocheckpointPages)")
+            }
         }
         config.label = "shoal.\(configuration.name)"
         if let path = configuration.databasePath {

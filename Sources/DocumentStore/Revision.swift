@@ -74,11 +74,17 @@ public struct DocumentUpdate: Sendable {
     public var body: [String: JSON]
     public var deleted: Bool
     public var mode: Mode
+    /// `body`'s canonical JSON when the caller already holds it (a replicated body that
+    /// arrived canonical, see `JSON.parseReportingCanonical`): stored as is instead of
+    /// encoding `body` again. Only for a body without `_attachments`; it must be exactly
+    /// `JSON.object(body).canonicalBytes()` (checked in debug builds).
+    public var canonicalBody: [UInt8]?
 
-    public init(docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode) {
+    public init(docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode, canonicalBody: [UInt8]? = nil) {
         self.docID = docID
         self.body = body
         self.deleted = deleted
         self.mode = mode
+        self.canonicalBody = canonicalBody
     }
 }

@@ -60,9 +60,15 @@ enum ReplicationMessages {
     }
 
     static func parseJSONBody(_ message: BLIPMessage) throws(BLIPError) -> JSON {
-        guard !message.body.isEmpty else { return .null }
+        try parseJSONBodyReportingCanonical(message).json
+    }
+
+    /// `parseJSONBody`, also telling whether the body's bytes are its canonical JSON.
+    static func parseJSONBodyReportingCanonical(_ message: BLIPMessage) throws(BLIPError) -> (json: JSON, isCanonical: Bool) {
+        guard !message.body.isEmpty else { return (.null, false) }
         do {
-            return try JSON.parse(message.body)
+            let (json, isCanonical) = try JSON.parseReportingCanonical(message.body)
+            return (json, isCanonical)
         } catch {
             throw BLIPError(domain: httpDomain, code: 400, message: "Invalid JSON body: \(error)")
         }
@@ -106,21 +112,24 @@ enum ReplicationMessages {
 }
 
 extension Array where Element == UInt8 {
-    /// True when `needle` occurs in these bytes (`memchr` for its first byte, then
-    /// `memcmp`).
+    /// True when `needle` occurs in these bytes: `memchr` for its first byte that is
+    /// not a quote (a JSON body is full of quotes, which would stop the search at every
+    /// string), then `memcmp` of the whole needle.
     func containsSubsequence(_ needle: [UInt8]) -> Bool {
-        guard let first = needle.first else { return true }
+        guard !needle.isEmpty else { return true }
         guard needle.count <= count else { return false }
+        let anchor = needle.firstIndex { $0 != UInt8(ascii: "\"") } ?? 0
         return withUnsafeBufferPointer { haystack in
             needle.withUnsafeBufferPointer { needle in
                 guard let base = haystack.baseAddress, let pattern = needle.baseAddress else { return false }
-                var offset = 0
+                // Candidate starts are 0...last; the anchor byte of a candidate is at start + anchor.
+                var start = 0
                 let last = haystack.count - needle.count
-                while offset <= last {
-                    guard let found = memchr(base + offset, Int32(first), last - offset + 1) else { return false }
-                    let position = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                while start <= last {
+                    guard let found = memchr(base + start + anchor, Int32(needle[anchor]), last - start + 1) else { return false }
+                    let position = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) - anchor
                     if memcmp(base + position, pattern, needle.count) == 0 { return true }
-                    offset = position + 1
+                    start = position + 1
                 }
                 return false
             }

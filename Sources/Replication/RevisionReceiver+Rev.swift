@@ -55,7 +55,8 @@ extension RevisionReceiver {
     }
 
     static func parseRev(_ message: BLIPMessage) throws(BLIPError) -> DocumentUpdate {
-        guard var body = try ReplicationMessages.parseJSONBody(message).objectValue ?? (message.body.isEmpty ? [:] : nil) else {
+        let (parsed, isCanonical) = try ReplicationMessages.parseJSONBodyReportingCanonical(message)
+        guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
             throw ReplicationMessages.error(400, "rev body must be a JSON object")
         }
         guard let docID = message["id"] ?? body["_id"]?.stringValue else {
@@ -75,8 +76,13 @@ extension RevisionReceiver {
         }
         let deletedProperty = message["deleted"].map { $0 == "1" || $0 == "true" } ?? false
         let deleted = deletedProperty || body["_deleted"]?.boolValue == true
-        for key in metadataKeys { body.removeValue(forKey: key) }
-        return DocumentUpdate(docID: docID, body: body, deleted: deleted, mode: .replicate(history: history))
+        // A body that arrived canonical (as Shoal sends them) is stored as received,
+        // unless metadata keys are taken out of it.
+        var storesAsReceived = isCanonical && !message.body.isEmpty && body["_attachments"] == nil
+        for key in metadataKeys where body.removeValue(forKey: key) != nil { storesAsReceived = false }
+        return DocumentUpdate(
+            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history),
+            canonicalBody: storesAsReceived ? message.body : nil)
     }
 
     /// Fetches (and verifies) every attachment the body names that is not stored yet.

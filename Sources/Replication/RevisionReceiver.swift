@@ -76,9 +76,8 @@ final class RevisionReceiver: Sendable {
     func waitUntilCaughtUp() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = pull.withLock { state -> Bool in
-                guard var current = state, !current.isIdle else { return true }
-                current.waiters.append(continuation)
-                state = current
+                guard let current = state, !current.isIdle else { return true }
+                state!.waiters.append(continuation)
                 return false
             }
             if ready { continuation.resume() }
@@ -96,15 +95,13 @@ final class RevisionReceiver: Sendable {
 
     private func updatePull(_ change: (inout PullState) -> Void) {
         let woken = pull.withLock { state -> [CheckedContinuation<Void, Never>] in
-            guard var current = state else { return [] }
-            change(&current)
-            var woken: [CheckedContinuation<Void, Never>] = []
-            if current.isIdle {
-                woken = current.waiters
-                current.waiters = []
-            }
-            state = current
-            return woken
+            // Mutated in place: a copy would duplicate `pending` and the tracker on
+            // every call (copy-on-write), which costs O(wanted revisions) each time.
+            guard state != nil else { return [] }
+            change(&state!)
+            guard state!.isIdle, !state!.waiters.isEmpty else { return [] }
+            defer { state!.waiters = [] }
+            return state!.waiters
         }
         for waiter in woken { waiter.resume() }
     }
