@@ -147,6 +147,9 @@ final class PullFixture: Sendable {
             try await Task.sleep(for: .milliseconds(5))
         }
         let elapsed = ContinuousClock.now - start
+        if target.store.info().docCount == 0 {
+            throw BenchmarkFailure("pulled nothing; replication status: \(target.node.replicationStatuses(database: "db")["p"] ?? .null)")
+        }
         return (elapsed, target.store.info().docCount)
     }
 
