@@ -59,7 +59,13 @@ extension ShoalNode {
     static func peerAccess(_ principal: Principal, security: DatabaseSecurity) -> PeerAccess {
         guard let user = principal.access?.user else { return .full }
         return PeerAccess(author: principal.author) {
-            (try? await security.access(for: user))?.channels ?? [:]
+            do {
+                return try await security.access(for: user).channels
+            } catch {
+                // Nothing readable this time (logged: a pull then offers nothing).
+                Logger(label: "Sync").error("access of user \(user.name) could not be read: \(error)")
+                return [:]
+            }
         }
     }
 }
