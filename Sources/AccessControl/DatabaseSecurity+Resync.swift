@@ -1,4 +1,5 @@
 import Crypto
+import DocumentModel
 import DocumentStore
 import Foundation
 
@@ -11,7 +12,7 @@ extension DatabaseSecurity {
     /// for Sync Gateway's default routing.
     public var syncFingerprint: String {
         guard let source = syncFunction?.source else { return "default" }
-        return SHA256.hash(data: Data(source.utf8)).map { String(format: "%02x", $0) }.joined()
+        return Digests.hex(SHA256.hash(data: Data(source.utf8)))
     }
 
     /// Recomputes every document's channels and grants with the sync function in effect

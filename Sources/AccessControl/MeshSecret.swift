@@ -1,4 +1,5 @@
 import Crypto
+import DocumentModel
 import Foundation
 
 /// The shared secret of a database's mesh (`"mesh": {"secret": …}`) and the two proofs
@@ -61,19 +62,15 @@ public struct MeshSecret: Sendable {
 
     /// 16 random bytes as hex.
     public static func makeNonce() -> String {
-        hex((0..<16).map { _ in UInt8.random(in: 0...255) })
+        Digests.hex((0..<16).map { _ in UInt8.random(in: 0...255) })
     }
 
     static func text(_ binding: [UInt8]?) -> String {
-        binding.map(hex) ?? "plain"
-    }
-
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
+        binding.map { Digests.hex($0) } ?? "plain"
     }
 
     private func mac(_ fields: [String]) -> String {
         let message = Data((["shoal-mesh-2"] + fields).joined(separator: "\n").utf8)
-        return Self.hex(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
+        return Digests.hex(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
     }
 }

@@ -84,7 +84,9 @@ public final class SyncFunction: Sendable {
         let size = (items.count + parts - 1) / max(parts, 1)
         let results: [Result<JSON, JSError>]
         do {
-            results = try await withThrowingTaskGroup(of: (Int, [Result<JSON, JSError>]).self) { group in
+            results = parts == 1 ? try await function.call(batch: items) : try await withThrowingTaskGroup(
+                of: (Int, [Result<JSON, JSError>]).self
+            ) { group in
                 for part in 0..<parts {
                     let slice = Array(items[min(items.count, part * size)..<min(items.count, (part + 1) * size)])
                     let function = functions[part]

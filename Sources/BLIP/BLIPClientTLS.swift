@@ -17,7 +17,8 @@ public enum BLIPClientTLS: Sendable, Equatable {
     case pinned([UInt8])
     case boundByApplication
 
-    /// The SHA-256 digest of a certificate's DER bytes: what the mesh proofs bind to.
+    /// The SHA-256 digest of a certificate's DER bytes: what the mesh proofs bind to
+    /// (on both sides: the dialer for what it was shown, the listener for its own).
     public static func digest(ofCertificateDER der: [UInt8]) -> [UInt8] {
         Array(SHA256.hash(data: der))
     }

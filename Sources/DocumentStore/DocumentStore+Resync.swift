@@ -94,37 +94,34 @@ extension DocumentStore {
     private func applyResync(
         _ db: Database, candidates: [Candidate], accesses: [RevisionAccess]
     ) throws -> (changed: Int, outcome: CommitOutcome) {
-        let before = counters.withLock { $0 }
-        var counters = before
-        var changed = 0
         let currentWinner = try db.cachedStatement(sql: "SELECT winner FROM docs WHERE id = ?")
         let setSequence = try db.cachedStatement(sql: "UPDATE docs SET seq = ? WHERE id = ?")
         let saveAccess = try db.cachedStatement(sql: "INSERT OR REPLACE INTO rev_access(doc, rev, data) VALUES (?, ?, ?)")
         let dropAccess = try db.cachedStatement(sql: "DELETE FROM rev_access WHERE doc = ? AND rev = ?")
-        for (candidate, access) in zip(candidates, accesses) {
-            // A write since the read evaluated its revisions with the current gate.
-            guard try String.fetchOne(currentWinner, arguments: [candidate.rowID]) == candidate.winner.description else { continue }
-            let stored = try Self.loadAccess(db, docRow: candidate.rowID, rev: candidate.leaf) ?? RevisionAccess()
-            guard stored != access else { continue }
-            if access.isEmpty {
-                try dropAccess.execute(arguments: [candidate.rowID, candidate.leaf.description])
-            } else {
-                try saveAccess.execute(arguments: [candidate.rowID, candidate.leaf.description, Data(access.json.canonicalBytes())])
+        let (changed, lastSequence, anyChange) = try updatingCounters(db) { counters -> Int in
+            var changed = 0
+            for (candidate, access) in zip(candidates, accesses) {
+                // A write since the read evaluated its revisions with the current gate.
+                guard try String.fetchOne(currentWinner, arguments: [candidate.rowID]) == candidate.winner.description else { continue }
+                let stored = try Self.loadAccess(db, docRow: candidate.rowID, rev: candidate.leaf) ?? RevisionAccess()
+                guard stored != access else { continue }
+                if access.isEmpty {
+                    try dropAccess.execute(arguments: [candidate.rowID, candidate.leaf.description])
+                } else {
+                    try saveAccess.execute(arguments: [candidate.rowID, candidate.leaf.description, Data(access.json.canonicalBytes())])
+                }
+                guard candidate.leaf == candidate.winner else { continue }
+                counters.lastSequence += 1
+                try Self.indexWinnerAccess(
+                    db, docRow: candidate.rowID, winner: candidate.winner, access: access, sequence: counters.lastSequence)
+                try setSequence.execute(arguments: [Int64(clamping: counters.lastSequence), candidate.rowID])
+                changed += 1
             }
-            guard candidate.leaf == candidate.winner else { continue }
-            counters.lastSequence += 1
-            try Self.indexWinnerAccess(db, docRow: candidate.rowID, winner: candidate.winner, access: access, sequence: counters.lastSequence)
-            try setSequence.execute(arguments: [Int64(clamping: counters.lastSequence), candidate.rowID])
-            changed += 1
-        }
-        try Self.saveCounters(db, counters, previous: before)
-        self.counters.withLock { $0 = counters }
-        db.afterNextTransaction { _ in } onRollback: { _ in
-            self.counters.withLock { $0 = before }
+            return changed
         }
         var outcome = CommitOutcome()
-        outcome.lastSequence = counters.lastSequence
-        outcome.changed = counters.lastSequence != before.lastSequence
+        outcome.lastSequence = lastSequence
+        outcome.changed = anyChange
         return (changed, outcome)
     }
 }

@@ -36,30 +36,42 @@ extension DocumentStore {
         let context = WriteContext(
             revsLimit: configuration.revsLimit, maxSize: configuration.maxDocumentSize, blobs: blobs,
             gate: gate, author: author)
-        let before = counters.withLock { $0 }
-        var counters = before
-        var outcome = CommitOutcome()
-        outcome.results.reserveCapacity(prepared.count)
-        for item in prepared {
-            switch item {
-            case .failure(let error):
-                outcome.results.append(.failure(error))
-            case .success(let update):
-                do {
-                    outcome.results.append(.success(try Self.apply(update, db: db, counters: &counters, context: context)))
-                } catch let error as StoreError where error.kind != .storage {
+        var outcome = try updatingCounters(db) { counters in
+            var outcome = CommitOutcome()
+            outcome.results.reserveCapacity(prepared.count)
+            for item in prepared {
+                switch item {
+                case .failure(let error):
                     outcome.results.append(.failure(error))
+                case .success(let update):
+                    do {
+                        outcome.results.append(.success(try Self.apply(update, db: db, counters: &counters, context: context)))
+                    } catch let error as StoreError where error.kind != .storage {
+                        outcome.results.append(.failure(error))
+                    }
                 }
             }
+            return outcome
         }
+        outcome.0.lastSequence = outcome.lastSequence
+        outcome.0.changed = outcome.changed
+        return outcome.0
+    }
+
+    /// Runs `body` on the counters inside the current write transaction, saves what it
+    /// changed, and restores the in-memory counters if the transaction rolls back.
+    func updatingCounters<T>(
+        _ db: Database, _ body: (inout Counters) throws -> T
+    ) throws -> (T, lastSequence: UInt64, changed: Bool) {
+        let before = counters.withLock { $0 }
+        var counters = before
+        let result = try body(&counters)
         try Self.saveCounters(db, counters, previous: before)
         self.counters.withLock { $0 = counters }
         db.afterNextTransaction { _ in } onRollback: { _ in
             self.counters.withLock { $0 = before }
         }
-        outcome.lastSequence = counters.lastSequence
-        outcome.changed = counters.lastSequence != before.lastSequence
-        return outcome
+        return (result, counters.lastSequence, counters.lastSequence != before.lastSequence)
     }
 
     /// After a committed transaction: wakes the changes feed, logs the writes.

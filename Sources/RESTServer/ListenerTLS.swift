@@ -1,4 +1,4 @@
-import Crypto
+import BLIP
 import Foundation
 import NIOSSL
 
@@ -41,7 +41,7 @@ public struct ListenerTLS: Sendable {
         } catch {
             throw ListenerTLSError("the certificate \(certificatePath) and key \(keyPath) do not make a TLS context: \(error)")
         }
-        certificateDigest = Array(SHA256.hash(data: try leaf.toDERBytes()))
+        certificateDigest = BLIPClientTLS.digest(ofCertificateDER: try leaf.toDERBytes())
         self.mode = mode
     }
 }

@@ -54,7 +54,10 @@ public enum RESTListener {
                   let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol])
             else { return .dontUpgrade }
             // Over TLS the binding is this listener's certificate.
-            let secure = (try? await channel.pipeline.handler(type: NIOSSLServerHandler.self).get()) != nil
+            var secure = false
+            if tls != nil {
+                secure = (try? await channel.pipeline.containsHandler(type: NIOSSLServerHandler.self).get()) != nil
+            }
             guard let accepted = await sync.syncSession(
                 database: database, isAdmin: isAdmin, headers: request.headerFields,
                 tlsBinding: secure ? tls?.certificateDigest : nil)

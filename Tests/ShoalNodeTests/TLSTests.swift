@@ -12,9 +12,16 @@ import TestSupport
 /// (system roots or a pinned certificate), and mesh links over TLS with each node's
 /// own certificate, authenticated by the mesh secret's proofs bound to it.
 @Suite struct TLSTests {
-    /// A self-signed certificate and key in `directory/tls/`.
-    static func certificate(in directory: TemporaryDirectory) throws -> NodeCertificate.Paths {
-        try NodeCertificate.loadOrCreate(dataDirectory: directory.path, nodeID: "test-server")
+    /// A node whose public port has `SSLCert`/`SSLKey`: a self-signed certificate made
+    /// in its data directory (removed with the node).
+    static func httpsNode() async throws -> (node: TestNode, certificate: NodeCertificate.Paths) {
+        let directory = TemporaryDirectory(prefix: "shoal-https")
+        let paths = try NodeCertificate.loadOrCreate(dataDirectory: directory.path, nodeID: "test-server")
+        let node = try await TestNode.start(directory: directory) { configuration in
+            configuration.sslCertificatePath = paths.certificate
+            configuration.sslKeyPath = paths.key
+        }
+        return (node, paths)
     }
 
     static func ids(_ node: TestNode) async throws -> [String] {
@@ -22,13 +29,7 @@ import TestSupport
     }
 
     @Test func sslCertServesHTTPSAndRefusesPlainHTTP() async throws {
-        let certificates = TemporaryDirectory(prefix: "shoal-certs")
-        defer { certificates.remove() }
-        let paths = try Self.certificate(in: certificates)
-        let node = try await TestNode.start { configuration in
-            configuration.sslCertificatePath = paths.certificate
-            configuration.sslKeyPath = paths.key
-        }
+        let (node, paths) = try await Self.httpsNode()
         defer { Task { await node.stop() } }
         let der = try BLIPClientTLS.certificateDER(pemOrPath: paths.certificate)
         let url = "wss://127.0.0.1:\(node.ports.publicPort)/db/"
@@ -44,13 +45,7 @@ import TestSupport
     }
 
     @Test func wssReplicationChecksTheServerCertificate() async throws {
-        let certificates = TemporaryDirectory(prefix: "shoal-certs")
-        defer { certificates.remove() }
-        let paths = try Self.certificate(in: certificates)
-        let server = try await TestNode.start { configuration in
-            configuration.sslCertificatePath = paths.certificate
-            configuration.sslKeyPath = paths.key
-        }
+        let (server, paths) = try await Self.httpsNode()
         let client = try await TestNode.start()
         defer { Task { for node in [server, client] { await node.stop() } } }
         for id in ["a", "b", "c"] {
