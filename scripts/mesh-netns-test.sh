@@ -43,7 +43,22 @@ export NETLAB_DIR=${NETLAB_DIR:-/tmp/shoal-meshtest-$$}
 export NETLAB_QUIET=1
 HELPER=$(mktemp /tmp/shoal-meshtest-helper.XXXXXX.py)
 FAILS=() TIMINGS=()
-fail() { FAILS+=("$*"); echo "FAIL: $*"; }
+fail() { FAILS+=("$*"); echo "FAIL: $*"; ((${#FAILS[@]} > 2)) || diagnose; }
+# What each running node says of its peers, and the end of its mesh log: enough to
+# tell a link never dialed from one dialed and refused or stuck (CI keeps no lab).
+diagnose() {
+    local i pidfile
+    for i in $(seq 1 "$(cat "$NETLAB_DIR/n" 2>/dev/null || echo 0)"); do
+        pidfile=$NETLAB_DIR/h$i/node.pid
+        echo "  -- host $i ($(cat "$NETLAB_DIR/h$i/node.log" 2>/dev/null | grep -m1 -o 'node [0-9a-f-]*' || echo 'node ?'))"
+        if [[ -f $pidfile ]] && kill -0 "$(awk '{print $1}' "$pidfile")" 2>/dev/null; then
+            helper "$i" peers 2>&1 || true
+        else
+            echo "    (node not running)"
+        fi
+        grep -E 'Mesh|Discovery|Sync|WRN|ERR' "$NETLAB_DIR/h$i/node.log" 2>/dev/null | grep -v DBG | tail -n 14 | sed 's/^/    | /'
+    done
+}
 timing() { TIMINGS+=("$(printf '%-66s %s' "$1" "$2")"); echo "  -> $1: $2"; }
 step() { printf '\n=== %s\n' "$*"; }
 now() { date +%s.%N; }
@@ -92,6 +107,15 @@ elif cmd == "wait-count":
         time.sleep(0.02)
     print(json.dumps({u: round(done[u], 3) if u in done else None for u in want}))
     sys.exit(0 if len(done) == len(want) else 1)
+elif cmd == "peers":
+    # One line per peer of this node's _peers (for failure reports).
+    try:
+        for p in get("http://127.0.0.1:4985/db/_peers", 2.0)["peers"]:
+            print("    %s %s %s %s state=%s connected_since=%s pushed=%s pulled=%s error=%s" % (
+                (p.get("node_id") or "?")[:8], p.get("source"), p.get("role"), p.get("address", "-"), p.get("state"),
+                p.get("connected_since"), p.get("docs_pushed"), p.get("docs_pulled"), p.get("last_error")))
+    except Exception as e:
+        print("    _peers unreadable: %s" % e)
 elif cmd == "wait-gone":
     # wait-gone T0 TIMEOUT NODEID: seconds from T0 until this node's _peers no
     # longer shows NODEID connected (connected_since set).

@@ -114,18 +114,21 @@ public final class BLIPConnection: Sendable {
     /// error, or `.connectionClosed`), running handlers are cancelled, queued frames
     /// are dropped, and the transport is closed. Later calls do nothing.
     public func close(error: BLIPError? = nil) async {
-        let taken = state.withLock { state -> ([ConnectionState.Waiter], [Task<Void, Never>])? in
+        let taken = state.withLock { state -> ([ConnectionState.Waiter], [Task<Void, Never>], [@Sendable () -> Void])? in
             guard state.isOpen else { return nil }
             state.phase = .closing(error)
             let waiters = Array(state.waiters.values)
             let tasks = Array(state.handlerTasks.values)
+            let actions = state.closeActions
             state.waiters.removeAll()
             state.replyIDs.removeAll()
             state.handlerTasks.removeAll()
+            state.closeActions.removeAll()
             state.outbox.removeAll()
-            return (waiters, tasks)
+            return (waiters, tasks, actions)
         }
-        guard let (waiters, tasks) = taken else { return }
+        guard let (waiters, tasks, actions) = taken else { return }
+        for action in actions { action() }
         if let error {
             logger.log(level: error.isProtocolError ? .error : .warning, "closing with error: \(error)")
         } else {
@@ -148,6 +151,17 @@ public final class BLIPConnection: Sendable {
         for waiter in closeWaiters {
             waiter.resume()
         }
+    }
+
+    /// Runs `action` once when the connection starts closing (at once if it already
+    /// has): for waits that no request stands for, such as a pull waiting to catch up.
+    public func onClose(_ action: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard state.isOpen else { return true }
+            state.closeActions.append(action)
+            return false
+        }
+        if now { action() }
     }
 
     /// True once `close` started (locally, by the peer, or after a protocol error).

@@ -28,6 +28,8 @@ struct ConnectionState: Sendable {
     var replyIDs: [UInt64: UInt64] = [:]
     var handlerTasks: [UInt64: Task<Void, Never>] = [:]
     var closeWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Run once when `close` starts (see `BLIPConnection.onClose`).
+    var closeActions: [@Sendable () -> Void] = []
     var runStarted = false
     /// Why the writer stopped, if a send failed; the reader closes with it when the
     /// inbound sequence ends without saying why.

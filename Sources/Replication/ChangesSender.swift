@@ -35,12 +35,12 @@ final class ChangesSender: Sendable {
     private let onCheckpoint: (@Sendable (UInt64) async -> Void)?
     private let caughtUp = Mutex(false)
     /// The channels the peer may read (nil: everything).
-    private let visibleChannels: (@Sendable () async -> [String: UInt64]?)?
+    private let visibleChannels: (@Sendable () async throws -> [String: UInt64]?)?
 
     init(
         store: DocumentStore, connection: BLIPConnection, options: Options, progress: ReplicationProgress,
         logger: Logger, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil,
-        visibleChannels: (@Sendable () async -> [String: UInt64]?)? = nil
+        visibleChannels: (@Sendable () async throws -> [String: UInt64]?)? = nil
     ) {
         self.visibleChannels = visibleChannels
         self.store = store
@@ -132,7 +132,7 @@ final class ChangesSender: Sendable {
     /// `since` is sent whole (backfill) in one page, after which the feed continues from
     /// the committed sequence.
     private func readPage(since: UInt64) async throws -> (page: [ChangedDocument], next: UInt64) {
-        var channels = await visibleChannels?()
+        var channels = try await visibleChannels?()
         if let requested = options.channels {
             channels = channels.map { $0.filter { requested.contains($0.key) } }
                 ?? Dictionary(uniqueKeysWithValues: requested.map { ($0, UInt64(0)) })
@@ -172,8 +172,9 @@ final class ChangesSender: Sendable {
         }
         if !missing.isEmpty {
             // Other leaves (conflicts) and revisions not in the row, in one read.
-            let read = (try? await store.revisionsToSend(missing.map { (wanted[$0].entry.docID, wanted[$0].entry.revID) }))
-                ?? Array(repeating: nil, count: missing.count)
+            // A failed read fails the batch (and the feed): answering `norev` would
+            // tell the peer these revisions do not exist.
+            let read = try await store.revisionsToSend(missing.map { (wanted[$0].entry.docID, wanted[$0].entry.revID) })
             for (position, revision) in zip(missing, read) { wanted[position].revision = revision }
         }
         var messages: [BLIPMessage] = []

@@ -5,14 +5,16 @@ import DocumentStore
 /// authenticated user). The Replication module knows nothing of users: it gets the
 /// writer identity to hand to the store, and a function giving the channels the peer
 /// may pull (with the sequence each counts from), asked again for every batch so that
-/// grants and revocations take effect during a continuous pull.
+/// grants and revocations take effect during a continuous pull. A read that fails
+/// throws: the pull it serves ends with an error (the peer retries) rather than
+/// being read as "no channels", which would look like an empty, finished feed.
 public struct PeerAccess: Sendable {
     /// Passed to `DocumentStore.save(batch:author:)` for revisions the peer sends.
     public var author: (any Sendable)?
     /// Channels the peer may pull; nil means every document (mesh peers, administrators).
-    public var channels: (@Sendable () async -> [String: UInt64]?)?
+    public var channels: (@Sendable () async throws -> [String: UInt64]?)?
 
-    public init(author: (any Sendable)? = nil, channels: (@Sendable () async -> [String: UInt64]?)? = nil) {
+    public init(author: (any Sendable)? = nil, channels: (@Sendable () async throws -> [String: UInt64]?)? = nil) {
         self.author = author
         self.channels = channels
     }
@@ -21,8 +23,8 @@ public struct PeerAccess: Sendable {
     public static let full = PeerAccess()
 
     /// True when the peer may read every document (no channel limit, or the `*` channel).
-    public func readsEverything() async -> Bool {
+    public func readsEverything() async throws -> Bool {
         guard let channels else { return true }
-        return await channels()?["*"] != nil
+        return try await channels()?["*"] != nil
     }
 }

@@ -40,6 +40,8 @@ public final class ReplicationSession: Sendable {
         self.logger = logger
         receiver = RevisionReceiver(store: store, connection: connection, progress: progress, author: access.author, logger: logger)
         receiver.register()
+        // A pull waiting to catch up is released when the connection goes.
+        connection.onClose { [receiver] in receiver.endPull() }
         connection.setHandler(for: ReplicationMessages.getCheckpoint) { [self] in try await handleGetCheckpoint($0) }
         connection.setHandler(for: ReplicationMessages.setCheckpoint) { [self] in try await handleSetCheckpoint($0) }
         connection.setHandler(for: ReplicationMessages.subChanges) { [self] in try await handleSubChanges($0) }
@@ -48,7 +50,7 @@ public final class ReplicationSession: Sendable {
         connection.setHandler(for: RevisionSources.profile) { [self] message in
             // Any revision of any document: only for peers that may read everything (mesh
             // peers, administrators, users holding the `*` channel).
-            guard await access.readsEverything() else {
+            guard try await access.readsEverything() else {
                 throw ReplicationMessages.error(403, "\(RevisionSources.profile) needs access to every channel")
             }
             return try await handleGetRev(message)
@@ -123,11 +125,17 @@ public final class ReplicationSession: Sendable {
         let sender = ChangesSender(
             store: store, connection: connection, options: options, progress: progress, logger: logger,
             visibleChannels: access.channels)
-        let task = Task { [logger] in
+        let task = Task { [logger, connection] in
             do {
                 try await sender.run()
+            } catch is CancellationError {
+                logger.debug("serving subChanges cancelled")
             } catch {
-                logger.debug("serving subChanges ended: \(error)")
+                // A feed we cannot serve must not look finished to the peer: the
+                // connection ends with an error and the peer's replicator retries.
+                guard !connection.isClosed else { return }
+                logger.warning("serving subChanges failed: \(error)")
+                await connection.close(error: BLIPError(code: BLIPError.Code.unspecified, message: "changes feed failed: \(error)"))
             }
         }
         servingTasks.withLock { $0.append(task) }
@@ -148,7 +156,7 @@ public final class ReplicationSession: Sendable {
     /// is sent only if that document is in the peer's channels and one of its leaves has it.
     func handleGetAttachment(_ message: BLIPMessage) async throws -> BLIPMessage {
         guard let digest = message["digest"] else { throw ReplicationMessages.error(400, "getAttachment needs a digest") }
-        if let channels = access.channels, let visible = await channels(), visible["*"] == nil {
+        if let channels = access.channels, let visible = try await channels(), visible["*"] == nil {
             guard let docID = message["docID"], try await documentHasAttachment(docID, digest: digest, visible: visible) else {
                 throw ReplicationMessages.error(403, "no access to attachment \(digest)")
             }

@@ -55,17 +55,12 @@ extension ShoalNode: SyncAcceptor {
 
 extension ShoalNode {
     /// What a user's BLIP connection may do: write as the user (the sync function checks
-    /// it), pull the channels the user can read (asked again for every batch).
+    /// it), pull the channels the user can read (asked again for every batch; a read
+    /// that fails ends the pull with an error, and the peer retries).
     static func peerAccess(_ principal: Principal, security: DatabaseSecurity) -> PeerAccess {
         guard let user = principal.access?.user else { return .full }
         return PeerAccess(author: principal.author) {
-            do {
-                return try await security.access(for: user).channels
-            } catch {
-                // Nothing readable this time (logged: a pull then offers nothing).
-                Logger(label: "Sync").error("access of user \(user.name) could not be read: \(error)")
-                return [:]
-            }
+            try await security.access(for: user).channels
         }
     }
 }

@@ -65,4 +65,50 @@ import TestSupport
         #expect(l.winner == r.winner)
         #expect(try await left.store.metadata("onlyRight") != nil)
     }
+
+    /// The passive side cannot read what the peer may see (its access read fails): the
+    /// feed ends with an error, so a one-shot pull retries and gets everything instead
+    /// of ending `stopped` with nothing, as if the feed had been empty.
+    @Test func aFailedAccessReadFailsThePullInsteadOfEndingItEmpty() async throws {
+        let source = try TestStore()
+        let target = try TestStore()
+        defer { source.destroy(); target.destroy() }
+        for index in 0..<40 { try await source.store.put("d\(index)", ["n": .int(Int64(index))]) }
+        struct AccessUnreadable: Error {}
+        let dialer = LoopbackDialer(peer: source.store) { _ in nil } access: { attempt in
+            PeerAccess { if attempt == 1 { throw AccessUnreadable() } else { return ["*": 0] } }
+        }
+        let configuration = ReplicationConfiguration(
+            id: "unreadable", remote: "ws://peer/db", direction: .pull, maxBackoff: .milliseconds(100))
+        let replicator = Replicator(store: target.store, configuration: configuration, dialer: dialer)
+        replicator.start()
+        await replicator.waitUntilFinished()
+        #expect(replicator.status.state == .stopped, "\(replicator.status)")
+        #expect(dialer.dialCount == 2)
+        #expect(replicator.status.docsPulled == 40)
+        #expect(try await target.store.allDocs(AllDocsQuery()).count == 40)
+    }
+
+    /// A one-shot pull whose connection drops while it waits to catch up does not wait
+    /// forever: it reconnects and finishes.
+    @Test func aOneShotPullThatLosesItsConnectionFinishesOnTheNextOne() async throws {
+        let source = try TestStore()
+        let target = try TestStore()
+        defer { source.destroy(); target.destroy() }
+        for index in 0..<200 {
+            try await source.store.put("d\(index)", ["pad": .string(String(repeating: "y", count: 400))])
+        }
+        let dialer = LoopbackDialer(peer: source.store) { attempt in
+            attempt == 1 ? FaultyTransport.Faults(dropAfterReceivedFrames: 30) : nil
+        }
+        let configuration = ReplicationConfiguration(
+            id: "dropped", remote: "ws://peer/db", direction: .pull, batchSize: 50, maxBackoff: .milliseconds(100))
+        let replicator = Replicator(store: target.store, configuration: configuration, dialer: dialer)
+        replicator.start()
+        let finished = await eventually(timeout: .seconds(30)) { replicator.status.state == .stopped }
+        await replicator.stop()
+        #expect(finished, "\(replicator.status)")
+        #expect(dialer.dialCount == 2)
+        #expect(try await target.store.allDocs(AllDocsQuery()).count == 200)
+    }
 }
