@@ -10,13 +10,16 @@ import Synchronization
 /// with (`DialRule`), and one continuous push+pull replication per peer it dials.
 /// Replicators reconnect by themselves (heartbeats, capped backoff with jitter),
 /// so a healed partition reconnects within a few seconds without waiting for mDNS.
+/// A peer that the rule makes the dialer but that has not linked to us for a while
+/// (it may not have discovered us: mDNS is lossy) is dialed by us as a fallback
+/// (`MeshManager+Fallback.swift`).
 public final class MeshManager: Sendable {
     public let configuration: MeshConfiguration
     let store: DocumentStore
     let dialer: any BLIPDialer
     let logger: Logger
 
-    private struct State {
+    struct State {
         /// Peers known by node ID → their URL and source.
         var known: [String: (url: String, source: MeshPeer.Source)] = [:]
         /// Active dials by key (node ID, or `static:<url>`).
@@ -29,6 +32,8 @@ public final class MeshManager: Sendable {
         var staticIDs: [String: String] = [:]
         /// Static peers whose dial stands down while the peer's own link to us is up.
         var yielded: [String: String] = [:]
+        /// Peers the rule makes the dialer, by node ID: since when no link of theirs is up.
+        var waitingSince: [String: ContinuousClock.Instant] = [:]
         var background: [Task<Void, Never>] = []
     }
 
@@ -48,7 +53,7 @@ public final class MeshManager: Sendable {
         var since: Date
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     public init(store: DocumentStore, configuration: MeshConfiguration, dialer: any BLIPDialer, logger: Logger = Logger(label: "Mesh")) {
         self.store = store
@@ -63,6 +68,7 @@ public final class MeshManager: Sendable {
         for url in configuration.staticPeers {
             await startStaticDial(url)
         }
+        startFallbackChecks()
         await reconcile()
     }
 
@@ -89,9 +95,12 @@ public final class MeshManager: Sendable {
             return previous?.url != url
         }
         if changed {
-            // A new address: drop the old dial so reconcile re-creates it.
-            let old = state.withLock { $0.dials.removeValue(forKey: nodeID) }
-            await old?.replicator.stop()
+            // A new address: drop the old dials so reconcile (or the next fallback
+            // check) re-creates them.
+            let old = state.withLock { state in
+                [state.dials.removeValue(forKey: nodeID), state.dials.removeValue(forKey: Self.fallbackPrefix + nodeID)]
+            }
+            for dial in old { await dial?.replicator.stop() }
         }
         await reconcile()
     }
@@ -112,7 +121,7 @@ public final class MeshManager: Sendable {
             guard let peer = known[nodeID] else { continue }
             await startDial(key: nodeID, nodeID: nodeID, url: peer.url, source: peer.source)
         }
-        for key in dialing where !key.hasPrefix("static:") && !wanted.contains(key) {
+        for key in dialing where !key.hasPrefix("static:") && !key.hasPrefix(Self.fallbackPrefix) && !wanted.contains(key) {
             let dial = state.withLock { $0.dials.removeValue(forKey: key) }
             await dial?.replicator.stop()
         }
@@ -194,7 +203,9 @@ public final class MeshManager: Sendable {
     /// Call once the inbound link is registered: a static dial to the same peer
     /// stands down when the peer is the rule's dialer.
     public func inboundConnected(nodeID: String?) async {
-        if let nodeID { await standDownStaticDials(to: nodeID) }
+        guard let nodeID else { return }
+        await standDownStaticDials(to: nodeID)
+        await standDownFallbackDial(to: nodeID)
     }
 
     public func inboundEnded(_ token: Int) {
@@ -233,10 +244,12 @@ public final class MeshManager: Sendable {
         return result.sorted { ($0.nodeID ?? $0.url ?? "") < ($1.nodeID ?? $1.url ?? "") }
     }
 
-    /// Counts for metrics: connected peers, documents and bytes in and out.
+    /// Counts for metrics: connected peers (a peer linked both ways for a moment counts
+    /// once), documents and bytes in and out.
     public var totals: MeshTotals {
-        peers.reduce(into: MeshTotals()) { sum, peer in
-            if peer.connectedSince != nil { sum.connected += 1 }
+        var connectedIDs = Set<String>()
+        return peers.reduce(into: MeshTotals()) { sum, peer in
+            if peer.connectedSince != nil, peer.nodeID.map({ connectedIDs.insert($0).inserted }) ?? true { sum.connected += 1 }
             sum.pushed += peer.docsPushed
             sum.pulled += peer.docsPulled
             sum.bytesOut += peer.bytesSent
