@@ -157,4 +157,23 @@ extension DocumentStore {
             return result
         }
     }
+
+    /// Documents currently in one of `lost` and in none of `kept`: what a reader who
+    /// lost the channels `lost` (and still reads `kept`) can no longer see.
+    public func documents(onlyIn lost: Set<String>, notIn kept: Set<String>) async throws(StoreError) -> [DocumentListing] {
+        guard !lost.isEmpty else { return [] }
+        return try await read { db in
+            let lostMarks = lost.map { _ in "?" }.joined(separator: ",")
+            let keptClause = kept.isEmpty ? "" : """
+                 AND NOT EXISTS (SELECT 1 FROM doc_channels k WHERE k.doc = d.id AND k.removed = 0
+                 AND k.channel IN (\(kept.map { _ in "?" }.joined(separator: ","))))
+                """
+            let sql = """
+                SELECT d.key, d.seq, d.tree, NULL FROM docs d WHERE EXISTS (SELECT 1 FROM doc_channels c
+                WHERE c.doc = d.id AND c.removed = 0 AND c.channel IN (\(lostMarks)))\(keptClause) ORDER BY d.seq
+                """
+            let arguments = StatementArguments(lost.sorted() + kept.sorted())
+            return try Row.fetchAll(db.makeStatement(sql: sql), arguments: arguments).map(Self.listing)
+        }
+    }
 }

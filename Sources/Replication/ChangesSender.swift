@@ -36,6 +36,20 @@ final class ChangesSender: Sendable {
     private let caughtUp = Mutex(false)
     /// The channels the peer may read (nil: everything).
     private let visibleChannels: (@Sendable () async throws -> [String: UInt64]?)?
+    /// The channels the previous page was read with (a channel-limited feed), to see
+    /// which ones the peer lost since.
+    private let lastChannels = Mutex<Set<String>?>(nil)
+
+    /// A document offered as "access lost" (Sync Gateway 3's flags) instead of its leaves.
+    struct LostAccess: Sendable {
+        var sequence: UInt64
+        var rev: RevID
+        var flags: Int
+    }
+
+    /// A page of the feed: documents in feed order, for each whether it is offered as
+    /// lost, and the sequence to continue from.
+    typealias Page = (page: [ChangedDocument], lost: [LostAccess?], next: UInt64)
 
     init(
         store: DocumentStore, connection: BLIPConnection, options: Options, progress: ReplicationProgress,
@@ -77,15 +91,15 @@ final class ChangesSender: Sendable {
         let failure = FirstFailure()
         var since = options.since
         // The next page of the feed is read while the current one is offered.
-        var prefetched: Task<(page: [ChangedDocument], next: UInt64), any Error>?
+        var prefetched: Task<Page, any Error>?
         defer { prefetched?.cancel() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             while !Task.isCancelled && !connection.isClosed {
-                let (page, next): ([ChangedDocument], UInt64)
+                let (page, lost, next): ([ChangedDocument], [LostAccess?], UInt64)
                 if let prefetched {
-                    (page, next) = try await prefetched.value
+                    (page, lost, next) = try await prefetched.value
                 } else {
-                    (page, next) = try await readPage(since: since)
+                    (page, lost, next) = try await readPage(since: since)
                 }
                 prefetched = nil
                 since = max(since, next)
@@ -104,7 +118,7 @@ final class ChangesSender: Sendable {
                     let from = since
                     prefetched = Task { try await self.readPage(since: from) }
                 }
-                let batch = makeBatch(page.map(\.listing))
+                let batch = makeBatch(page.map(\.listing), lost: lost)
                 await offersLimiter.acquire()
                 let reply = offer(batch)  // queued now, in feed order
                 group.addTask {
@@ -130,8 +144,10 @@ final class ChangesSender: Sendable {
     /// A peer limited to channels (a user, or a `sync_gateway/bychannel` filter) gets
     /// only their documents (their bodies are read when sent); a channel granted after
     /// `since` is sent whole (backfill) in one page, after which the feed continues from
-    /// the committed sequence.
-    private func readPage(since: UInt64) async throws -> (page: [ChangedDocument], next: UInt64) {
+    /// the committed sequence. Such a peer is also told, as Sync Gateway 3 does, which
+    /// documents left its channels (flag 4) and, for channels it lost during this
+    /// connection, which documents it can no longer read (flag 2).
+    private func readPage(since: UInt64) async throws -> Page {
         var channels = try await visibleChannels?()
         if let requested = options.channels {
             channels = channels.map { $0.filter { requested.contains($0.key) } }
@@ -140,17 +156,44 @@ final class ChangesSender: Sendable {
         guard let channels, channels["*"] == nil else {
             let page = try await store.changesForSending(
                 since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
-            return (page, page.last?.listing.sequence ?? since)
+            return (page, Array(repeating: nil, count: page.count), page.last?.listing.sequence ?? since)
         }
+        let revoked = try await revokedDocuments(channels: Set(channels.keys), at: since)
         let committed = store.committedSequence
         let backfill = channels.values.contains { $0 > since }
         let limit = backfill ? nil : options.batchSize
         let changes = try await store.changes(since: since, channels: channels, limit: limit, activeOnly: options.activeOnly)
-        var listings = changes.filter { !$0.isRemoval }.map(\.listing)
-        if let docIDs = options.docIDs { listings = listings.filter { docIDs.contains($0.docID) } }
+        var entries: [(listing: DocumentListing, lost: LostAccess?)] = revoked.map {
+            ($0, LostAccess(sequence: since, rev: $0.winner, flags: ReplicationMessages.ChangeEntry.revokedFlag))
+        }
+        for change in changes where !(change.isRemoval && revoked.contains { $0.docID == change.listing.docID }) {
+            let removal = change.removalRev.map {
+                LostAccess(sequence: change.sequence, rev: $0, flags: ReplicationMessages.ChangeEntry.removedFlag)
+            }
+            entries.append((change.listing, change.isRemoval ? removal : nil))
+        }
+        if let docIDs = options.docIDs { entries = entries.filter { docIDs.contains($0.listing.docID) } }
         let highest = changes.map(\.sequence).max() ?? since
         let complete = limit.map { changes.count < $0 } ?? true
-        return (listings.map(ChangedDocument.init(listing:)), complete ? max(highest, committed) : highest)
+        return (entries.map { ChangedDocument(listing: $0.listing) }, entries.map(\.lost), complete ? max(highest, committed) : highest)
+    }
+
+    /// The documents of channels the peer could read on the previous page and no longer
+    /// can (its access was revoked during this connection), that no channel it still
+    /// reads shows. They are offered at `since`, before anything newer.
+    private func revokedDocuments(channels: Set<String>, at since: UInt64) async throws -> [DocumentListing] {
+        let previous = lastChannels.withLock { last in
+            defer { last = channels }
+            return last
+        }
+        guard let previous else { return [] }
+        let lost = previous.subtracting(channels)
+        guard !lost.isEmpty else { return [] }
+        let documents = try await store.documents(onlyIn: lost, notIn: channels)
+        if !documents.isEmpty {
+            logger.info("peer lost access to \(lost.sorted()): \(documents.count) documents offered as revoked")
+        }
+        return documents
     }
 
     /// Queues a `rev` for every revision of the batch the peer asked for (a `norev`
@@ -163,6 +206,13 @@ final class ChangesSender: Sendable {
         for (position, entry) in batch.entries.enumerated() {
             let index = batch.indices[position]
             guard position < answers.wanted.count, let known = answers.wanted[position] else {
+                complete(index)
+                continue
+            }
+            if entry.lostAccess {
+                // A peer that asks for an access-lost entry (it read the flags as
+                // "deleted") gets no body: the document is no longer its to read.
+                await sendNoRev(entry, code: 403, reason: "access lost")
                 complete(index)
                 continue
             }
@@ -216,10 +266,17 @@ final class ChangesSender: Sendable {
     /// All leaves, not only those newer than some sequence: the feed lists a
     /// document once, at its latest change, so a branch stored earlier may never
     /// have been offered. The peer answers "have it" for the ones it knows.
-    private func makeBatch(_ listings: [DocumentListing]) -> Batch {
+    private func makeBatch(_ listings: [DocumentListing], lost: [LostAccess?]) -> Batch {
         var batch = Batch(entries: [], indices: [], pages: [])
         tracker.withLock { tracker in
             for (page, listing) in listings.enumerated() {
+                if page < lost.count, let lost = lost[page] {
+                    let index = tracker.add(lost.sequence, parts: 1)
+                    batch.entries.append(.init(sequence: .int(Int64(lost.sequence)), docID: listing.docID, revID: lost.rev, flags: lost.flags))
+                    batch.indices.append(index)
+                    batch.pages.append(page)
+                    continue
+                }
                 let offered = listing.tree.leaves
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {

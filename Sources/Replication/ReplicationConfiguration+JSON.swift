@@ -11,8 +11,9 @@ extension ReplicationConfiguration {
     /// Parses Sync Gateway's replication shape: `remote`, `direction`
     /// (`push`/`pull`/`pushAndPull`), `continuous`, `filter` (`sync_gateway/bychannel`)
     /// with `query_params.channels`, `doc_ids`, `remote_username`, `remote_password`,
-    /// plus Shoal's `heartbeat` (seconds), `batch_size` and `pinned_cert` (for `wss://`:
-    /// the server's certificate, PEM text or a file path).
+    /// `purge_on_removal` (purge local copies of documents the remote says we lost access
+    /// to), plus Shoal's `heartbeat` (seconds), `batch_size` and `pinned_cert` (for
+    /// `wss://`: the server's certificate, PEM text or a file path).
     public init(id: String, json: [String: JSON]) throws(ReplicationConfigurationError) {
         guard !id.isEmpty else { throw .init(reason: "replication ID must not be empty") }
         guard let remoteText = json["remote"]?.stringValue else {
@@ -40,6 +41,7 @@ extension ReplicationConfiguration {
         self.init(
             id: id, remote: remote, direction: direction, continuous: continuous, channels: channels, docIDs: docIDs,
             username: json["remote_username"]?.stringValue, password: json["remote_password"]?.stringValue)
+        purgeOnRemoval = try Self.bool(json["purge_on_removal"], "purge_on_removal", id) ?? false
         if let heartbeat = json["heartbeat"] {
             guard let seconds = heartbeat.doubleValue, seconds > 0 else {
                 throw .init(reason: "replication \(id): \"heartbeat\" must be a positive number of seconds")
@@ -92,6 +94,7 @@ extension ReplicationConfiguration {
         if let docIDs { object["doc_ids"] = .array(docIDs.map { .string($0) }) }
         if let username { object["remote_username"] = .string(username) }
         if let pinnedCertificate { object["pinned_cert"] = .string(pinnedCertificate) }
+        if purgeOnRemoval { object["purge_on_removal"] = true }
         return .object(object)
     }
 }
@@ -107,6 +110,7 @@ extension ReplicationStatus {
             "docs_failed_push": .int(Int64(docsFailedPush)),
             "docs_checked_pull": .int(Int64(docsCheckedPull)),
             "docs_pulled": .int(Int64(docsPulled)),
+            "docs_purged": .int(Int64(docsPurged)),
             "docs_failed_pull": .int(Int64(docsFailedPull)),
         ]
         if let lastError { object["error_message"] = .string(lastError) }

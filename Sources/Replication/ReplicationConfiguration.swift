@@ -30,6 +30,9 @@ public struct ReplicationConfiguration: Sendable, Equatable {
     /// against the system's trust roots (PEM text, or the path of a PEM file), like
     /// Couchbase Lite's pinned server certificate.
     public var pinnedCertificate: String?
+    /// Purge local copies of documents the remote says this replication lost access to
+    /// (Sync Gateway's `purge_on_removal`; off by default, as there).
+    public var purgeOnRemoval = false
 
     public init(
         id: String, remote: String, direction: Direction = .pushAndPull, continuous: Bool = false,

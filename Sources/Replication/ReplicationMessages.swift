@@ -24,23 +24,41 @@ enum ReplicationMessages {
     static let httpDomain = "HTTP"
 
     /// One entry of a `changes` message: `[sequence, docID, revID, deleted?]`.
+    /// One `changes` entry, `[sequence, docID, revID, flags?]`. The fourth item is a
+    /// boolean (deleted) for Sync Gateway 2 and Couchbase Lite, and a number of flags
+    /// for Sync Gateway 3: 1 deleted, 2 the user lost access to the document's
+    /// channel, 4 the document left the user's channels (5, a tombstone that left a
+    /// channel, counts as a plain tombstone). An entry that says access was lost asks
+    /// for nothing: it tells the puller it may purge its copy.
     struct ChangeEntry: Sendable, Equatable {
         var sequence: JSON
         var docID: String
         var revID: RevID
-        var deleted: Bool
+        var flags: Int
+
+        static let deletedFlag = 1
+        static let revokedFlag = 2
+        static let removedFlag = 4
+
+        var deleted: Bool { flags & Self.deletedFlag != 0 }
+        /// Access lost (revoked, or removed from the channels) and not a tombstone.
+        var lostAccess: Bool { flags & (Self.revokedFlag | Self.removedFlag) != 0 && flags != Self.removedFlag | Self.deletedFlag }
 
         var json: JSON {
             var items: [JSON] = [sequence, .string(docID), .string(revID.description)]
-            if deleted { items.append(true) }
+            if flags == Self.deletedFlag { items.append(true) } else if flags != 0 { items.append(.int(Int64(flags))) }
             return .array(items)
         }
 
         init(sequence: JSON, docID: String, revID: RevID, deleted: Bool) {
+            self.init(sequence: sequence, docID: docID, revID: revID, flags: deleted ? Self.deletedFlag : 0)
+        }
+
+        init(sequence: JSON, docID: String, revID: RevID, flags: Int) {
             self.sequence = sequence
             self.docID = docID
             self.revID = revID
-            self.deleted = deleted
+            self.flags = flags
         }
 
         /// Parses an entry; nil when malformed.
@@ -52,9 +70,13 @@ enum ReplicationMessages {
             self.docID = docID
             self.revID = revID
             if items.count > 3 {
-                deleted = items[3].boolValue ?? ((items[3].intValue ?? 0) != 0)
+                if let bool = items[3].boolValue {
+                    flags = bool ? Self.deletedFlag : 0
+                } else {
+                    flags = Int(clamping: max(0, min(items[3].intValue ?? 0, 7)))
+                }
             } else {
-                deleted = false
+                flags = 0
             }
         }
     }

@@ -96,9 +96,9 @@ extension ReplicationSession {
     /// sequence through which everything is in.
     func pull(
         since: JSON?, continuous: Bool, channels: [String]?, docIDs: [String]?, batchSize: Int,
-        onCheckpoint: @escaping @Sendable (JSON) async -> Void
+        purgeOnRemoval: Bool = false, onCheckpoint: @escaping @Sendable (JSON) async -> Void
     ) async throws {
-        receiver.beginPull(since: since, continuous: continuous)
+        receiver.beginPull(since: since, continuous: continuous, purgeOnRemoval: purgeOnRemoval)
         var message = BLIPMessage(profile: ReplicationMessages.subChanges, properties: [("batch", String(batchSize))])
         if let since { message["since"] = since.canonicalString }
         if continuous { message["continuous"] = "true" }

@@ -14,6 +14,8 @@ public struct ReplicationStatus: Sendable, Equatable {
     public var docsFailedPush = 0
     public var docsCheckedPull = 0
     public var docsPulled = 0
+    /// Documents purged because the peer said access to them was lost (`purge_on_removal`).
+    public var docsPurged = 0
     public var docsFailedPull = 0
     /// Attachment bytes fetched from the peer.
     public var attachmentBytesPulled = 0

@@ -197,7 +197,7 @@ public final class Replicator: Sendable {
                     try await session.pull(
                         since: checkpoint.remote, continuous: self.configuration.continuous,
                         channels: self.configuration.channels, docIDs: self.configuration.docIDs,
-                        batchSize: self.configuration.batchSize
+                        batchSize: self.configuration.batchSize, purgeOnRemoval: self.configuration.purgeOnRemoval
                     ) { through in
                         state.update { $0.remote = through }
                         await save()

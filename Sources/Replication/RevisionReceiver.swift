@@ -24,6 +24,8 @@ final class RevisionReceiver: Sendable {
         var caughtUp = false
         var waiters: [CheckedContinuation<Void, Never>] = []
         var continuous: Bool
+        /// Purge local copies of documents the peer says we lost access to.
+        var purgeOnRemoval = false
 
         var isIdle: Bool { caughtUp && tracker.isIdle }
     }
@@ -62,8 +64,10 @@ final class RevisionReceiver: Sendable {
     // MARK: Active pull bookkeeping
 
     /// Starts tracking a pull that resumes after `since` (the peer's sequence).
-    func beginPull(since: JSON?, continuous: Bool) {
-        pull.withLock { $0 = PullState(tracker: SequenceTracker(start: since), continuous: continuous) }
+    func beginPull(since: JSON?, continuous: Bool, purgeOnRemoval: Bool = false) {
+        pull.withLock {
+            $0 = PullState(tracker: SequenceTracker(start: since), continuous: continuous, purgeOnRemoval: purgeOnRemoval)
+        }
     }
 
     /// True when the peer said it caught up and every wanted revision is in.
@@ -110,8 +114,10 @@ final class RevisionReceiver: Sendable {
 
     // MARK: Handlers
 
-    /// `changes`: for each `[seq, docID, revID, deleted]`, either the known ancestors
-    /// (we want it) or 0 (we have it). An empty list means the peer caught up.
+    /// `changes`: for each `[seq, docID, revID, flags]`, either the known ancestors
+    /// (we want it) or 0 (we have it). An empty list means the peer caught up. An
+    /// entry saying we lost access to a document is never wanted; with
+    /// `purge_on_removal` our copy is purged, as Couchbase Lite does by default.
     func handleChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
         guard let items = try ReplicationMessages.parseJSONBody(message).arrayValue ?? (message.body.isEmpty ? [] : nil) else {
             throw ReplicationMessages.error(400, "changes body must be a JSON array")
@@ -126,7 +132,12 @@ final class RevisionReceiver: Sendable {
             }
             return entry
         }
-        let wanted = try await missing(entries.map { ($0.docID, $0.revID) })
+        let offered = entries.enumerated().filter { !$0.element.lostAccess }
+        var wanted = [[RevID]?](repeating: nil, count: entries.count)
+        for (position, answer) in zip(offered.map(\.offset), try await missing(offered.map { ($0.element.docID, $0.element.revID) })) {
+            wanted[position] = answer
+        }
+        await purgeLost(entries, offered: Set(offered.map(\.element.docID)))
         progress.update { $0.docsCheckedPull += entries.count }
         var answers: [JSON] = []
         // Once the peer said it caught up, later batches (continuous) only add work.
@@ -143,6 +154,21 @@ final class RevisionReceiver: Sendable {
         return BLIPMessage(
             properties: [("maxHistory", String(store.configuration.revsLimit))],
             body: JSON.array(answers).canonicalBytes())
+    }
+
+    /// Purges the documents of `entries` that say access was lost (and that the same
+    /// batch does not offer again), when the pull asked for it.
+    private func purgeLost(_ entries: [ReplicationMessages.ChangeEntry], offered: Set<String>) async {
+        guard pull.withLock({ $0?.purgeOnRemoval ?? false }) else { return }
+        let lost = Set(entries.filter { $0.lostAccess && !offered.contains($0.docID) }.map(\.docID))
+        guard !lost.isEmpty else { return }
+        do {
+            let purged = try await store.purge(lost.sorted().map { ($0, nil) })
+            progress.update { $0.docsPurged += purged.count }
+            logger.info("purged \(purged.count) documents the peer no longer gives us access to")
+        } catch {
+            logger.warning("could not purge documents we lost access to: \(error)")
+        }
     }
 
     /// For each (doc, rev): nil if the database has it, else its known ancestors.

@@ -1,0 +1,42 @@
+import DocumentModel
+@testable import Replication
+import Testing
+
+/// `changes` entries as Sync Gateway 2 (a boolean) and 3 (flags) write them.
+@Suite struct ReplicationMessagesTests {
+    typealias Entry = ReplicationMessages.ChangeEntry
+
+    func parse(_ json: JSON) -> Entry? { Entry(json) }
+
+    @Test func flagsAreReadFromBooleansAndNumbers() throws {
+        let rev = "2-abc"
+        #expect(try #require(parse([1, "d", .string(rev)])).flags == 0)
+        #expect(try #require(parse([1, "d", .string(rev), true])).deleted)
+        #expect(try #require(parse([1, "d", .string(rev), false])).flags == 0)
+        let cases: [(Int64, deleted: Bool, lost: Bool)] = [
+            (0, false, false), (1, true, false), (2, false, true), (3, true, true), (4, false, true),
+            (5, true, false),  // a tombstone that left a channel is a tombstone
+        ]
+        for (flags, deleted, lost) in cases {
+            let entry = try #require(parse([7, "d", .string(rev), .int(flags)]))
+            #expect(entry.deleted == deleted, "flags \(flags)")
+            #expect(entry.lostAccess == lost, "flags \(flags)")
+        }
+        // Out-of-range numbers are clamped, never trusted as bits beyond the three.
+        #expect(try #require(parse([1, "d", .string(rev), -3])).flags == 0)
+        #expect(try #require(parse([1, "d", .string(rev), 1000])).flags == 7)
+        #expect(parse([1, "d"]) == nil)
+        #expect(parse([1, 2, .string(rev)]) == nil)
+    }
+
+    @Test func entriesRoundTrip() throws {
+        let rev = try #require(RevID("3-def"))
+        for flags in [0, 1, 2, 3, 4] {
+            let entry = Entry(sequence: 9, docID: "doc", revID: rev, flags: flags)
+            #expect(Entry(entry.json) == entry)
+        }
+        // A plain tombstone is written as `true`, as Couchbase Lite and Sync Gateway 2 expect.
+        #expect(Entry(sequence: 9, docID: "doc", revID: rev, deleted: true).json == [9, "doc", "3-def", true])
+        #expect(Entry(sequence: 9, docID: "doc", revID: rev, flags: 4).json == [9, "doc", "3-def", 4])
+    }
+}
