@@ -27,6 +27,18 @@ extension MeshManager {
         addBackgroundTask(task)
     }
 
+    /// A dial to `remote` (the normalized URL) reached node `nodeID` (it answered the
+    /// upgrade with its ID, proven when the mesh has a secret): identifies a static peer
+    /// whose `GET /` cannot be read (an HTTPS-only port with a private certificate).
+    public func linked(remote: String, nodeID: String) {
+        let urls = state.withLock { state in
+            state.dials.values.filter { $0.source == .static && $0.url == remote }.map { String($0.key.dropFirst("static:".count)) }
+        }
+        for url in urls where state.withLock({ $0.staticIDs[url] }) != nodeID {
+            learnedStaticID(url: url, nodeID: nodeID)
+        }
+    }
+
     /// The node ID a Shoal node reports in `GET /` (nil for other servers or errors).
     static func fetchNodeID(_ url: String) async -> String? {
         guard let target = ReplicationConfiguration.httpURL(forRemote: url, path: "/") else { return nil }

@@ -5,17 +5,21 @@ import Synchronization
 /// The mesh's part of one link this node dials (ARCHITECTURE.md §6): the proof of the
 /// mesh secret, made once the TLS handshake has shown the peer's certificate and bound
 /// to its digest, and the check that the accepting node answered with its own proof.
-/// Without a secret the link is not authenticated (development meshes).
+/// Without a secret the link is not authenticated (development meshes). The node ID
+/// the acceptor answers with (proven, with a secret) goes to `onAcceptor`: it is how
+/// static peers are identified, over TLS as well as plain links.
 final class MeshLinkHook: BLIPUpgradeHook {
     let secret: MeshSecret?
     let nodeID: String
     let database: String
+    let onAcceptor: @Sendable (String) -> Void
     private let sent = Mutex<String?>(nil)
 
-    init(secret: MeshSecret?, nodeID: String, database: String) {
+    init(secret: MeshSecret?, nodeID: String, database: String, onAcceptor: @escaping @Sendable (String) -> Void = { _ in }) {
         self.secret = secret
         self.nodeID = nodeID
         self.database = database
+        self.onAcceptor = onAcceptor
     }
 
     func requestHeaders(peerCertificateDigest: [UInt8]?) -> [(String, String)] {
@@ -26,9 +30,12 @@ final class MeshLinkHook: BLIPUpgradeHook {
     }
 
     func checkResponse(headers: [(String, String)], peerCertificateDigest: [UInt8]?) throws {
-        guard let secret else { return }
         func header(_ name: String) -> String? {
             headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+        guard let secret else {
+            if let acceptor = header("X-Shoal-Node-ID"), !acceptor.isEmpty { onAcceptor(acceptor) }
+            return
         }
         guard let proof = sent.withLock({ $0 }), let acceptor = header("X-Shoal-Node-ID"),
               secret.verifyAccept(
@@ -37,5 +44,6 @@ final class MeshLinkHook: BLIPUpgradeHook {
         else {
             throw BLIPError(code: 401, message: "the peer did not prove the mesh secret of \(database)")
         }
+        onAcceptor(acceptor)
     }
 }

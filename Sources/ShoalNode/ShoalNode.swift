@@ -94,6 +94,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
             throw ConfigLoader.ConfigError(message: "TLS: \(error)")
         }
         let everyLinkTLS = configuration.sslCertificatePath != nil
+        // The meshes exist only after the dialer they share: acceptor IDs reach them late-bound.
+        let meshesByName = Mutex<[String: MeshManager]>([:])
         let meshDialer = WebSocketDialer(
             extraHeaders: [WebSocketDialer.nodeIDHeader: nodeID],
             plan: { url in
@@ -105,9 +107,12 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 if everyLinkTLS || tlsDatabases.contains(database), target.lowercased().hasPrefix("ws://") {
                     target = "wss://" + target.dropFirst("ws://".count)
                 }
+                let mesh = meshesByName.withLock { $0[database] }
                 return .init(
                     url: target, tls: .boundByApplication,
-                    hook: MeshLinkHook(secret: secrets[database], nodeID: nodeID, database: database))
+                    hook: MeshLinkHook(secret: secrets[database], nodeID: nodeID, database: database) { acceptor in
+                        mesh?.linked(remote: url, nodeID: acceptor)
+                    })
             },
             logger: Logger(label: "Mesh"))
         var meshes: [String: MeshManager] = [:]
@@ -120,6 +125,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 store: stores[database.name]!, configuration: mesh, dialer: meshDialer, logger: Logger(label: "Mesh"))
         }
         self.meshes = meshes
+        meshesByName.withLock { $0 = meshes }
     }
 
     public func database(named name: String) -> DocumentStore? { stores[name] }
