@@ -36,16 +36,23 @@ extension DatabaseSecurity {
     }
 
     /// Saves a principal with `seqs`: the sequence from which each of `keys` counts
-    /// (kept for keys it already had, the next sequence for new ones).
+    /// (kept for keys it already had, the next sequence for new ones). Keys it had and
+    /// lost are recorded as revocations (a user's `role:<name>` keys as roles).
     private func save(_ kind: DocumentStore.PrincipalKind, name: String, body: JSON, keys: Set<String>, previous: StoredPrincipal?) async throws(PrincipalError) {
         let old = Self.sequences(previous)
+        let grantee = kind == .user ? name : "role:\(name)"
+        let revoked = old.keys.filter { !keys.contains($0) }.sorted().map { key in
+            kind == .user && key.hasPrefix("role:")
+                ? Revocation(grantee: grantee, kind: .role, name: String(key.dropFirst("role:".count)))
+                : Revocation(grantee: grantee, kind: .channel, name: key)
+        }
         let next = store.lastSequence + 1
         var seqs: [String: JSON] = [:]
         for key in keys { seqs[key] = .int(Int64(clamping: old[key] ?? next)) }
         guard case .object(var object) = body else { return }
         object["seqs"] = .object(seqs)
         do throws(StoreError) {
-            try await store.savePrincipal(kind, name: name, body: .object(object))
+            try await store.savePrincipal(kind, name: name, body: .object(object), revoked: revoked)
         } catch {
             throw PrincipalError(status: error.httpStatus, reason: error.reason)
         }
@@ -56,14 +63,16 @@ extension DatabaseSecurity {
         verified.withLock { _ = $0.removeValue(forKey: name) }
     }
 
+    /// Deletes a role; its holders lose its admin channels (recorded as revocations).
     public func deleteRole(name: String) async throws(PrincipalError) {
-        try await delete(.role, name)
+        let channels = try await role(named: name)?.adminChannels ?? []
+        try await delete(.role, name, revoked: channels.sorted().map { Revocation(grantee: "role:\(name)", kind: .channel, name: $0) })
     }
 
-    private func delete(_ kind: DocumentStore.PrincipalKind, _ name: String) async throws(PrincipalError) {
+    private func delete(_ kind: DocumentStore.PrincipalKind, _ name: String, revoked: [Revocation] = []) async throws(PrincipalError) {
         let deleted: Bool
         do throws(StoreError) {
-            deleted = try await store.deletePrincipal(kind, name: name)
+            deleted = try await store.deletePrincipal(kind, name: name, revoked: revoked)
         } catch {
             throw PrincipalError(status: error.httpStatus, reason: error.reason)
         }

@@ -91,15 +91,16 @@ extension DocumentStore {
             try upsert.execute(arguments: [channel, docRow, seq, rev, true])
         }
 
-        try indexGrants(db, table: "access_grants", columns: ("grantee", "channel"), docRow: docRow, wanted: winnerAccess.access, sequence: seq)
-        try indexGrants(db, table: "role_grants", columns: ("user", "role"), docRow: docRow, wanted: winnerAccess.roles, sequence: seq)
+        try indexGrants(db, table: "access_grants", columns: ("grantee", "channel"), kind: .channel, docRow: docRow, wanted: winnerAccess.access, sequence: seq)
+        try indexGrants(db, table: "role_grants", columns: ("user", "role"), kind: .role, docRow: docRow, wanted: winnerAccess.roles, sequence: seq)
     }
 
     /// Makes a grant table hold exactly `wanted` (first column → second-column values)
     /// for the document: grants that go are deleted, new ones start at `sequence`, and
     /// grants that stay keep the sequence at which they first took effect.
     private static func indexGrants(
-        _ db: Database, table: String, columns: (String, String), docRow: Int64, wanted: [String: Set<String>], sequence: Int64
+        _ db: Database, table: String, columns: (String, String), kind: Revocation.Kind, docRow: Int64,
+        wanted: [String: Set<String>], sequence: Int64
     ) throws {
         var existing: [String: Int64] = [:]
         let select = try db.cachedStatement(sql: "SELECT \(columns.0), \(columns.1), seq FROM \(table) WHERE doc = ?")
@@ -110,21 +111,24 @@ extension DocumentStore {
         for (first, values) in wanted {
             for value in values { keys.insert("\(first)\u{0}\(value)") }
         }
-        try replaceGrants(db, table: table, columns: columns, docRow: docRow, existing: existing, wanted: keys, sequence: sequence)
+        try replaceGrants(db, table: table, columns: columns, kind: kind, docRow: docRow, existing: existing, wanted: keys, sequence: sequence)
     }
 
-    /// Deletes the grants that are no longer wanted and inserts the new ones at `sequence`;
-    /// grants that stay keep the sequence at which they first took effect. Keys are
-    /// `first NUL second`.
+    /// Deletes the grants that are no longer wanted (recording each as a revocation at
+    /// `sequence`) and inserts the new ones at `sequence`; grants that stay keep the
+    /// sequence at which they first took effect. Keys are `first NUL second`.
     private static func replaceGrants(
-        _ db: Database, table: String, columns: (String, String), docRow: Int64, existing: [String: Int64],
-        wanted: Set<String>, sequence: Int64
+        _ db: Database, table: String, columns: (String, String), kind: Revocation.Kind, docRow: Int64,
+        existing: [String: Int64], wanted: Set<String>, sequence: Int64
     ) throws {
         let delete = try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(columns.0) = ? AND \(columns.1) = ? AND doc = ?")
+        var revoked: [Revocation] = []
         for key in existing.keys where !wanted.contains(key) {
             let parts = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             try delete.execute(arguments: [parts[0], parts[1], docRow])
+            revoked.append(Revocation(grantee: parts[0], kind: kind, name: parts[1]))
         }
+        try recordRevocations(db, revoked, sequence: UInt64(sequence))
         let insert = try db.cachedStatement(sql: "INSERT INTO \(table)(\(columns.0), \(columns.1), doc, seq) VALUES (?, ?, ?, ?)")
         for key in wanted where existing[key] == nil {
             let parts = key.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)

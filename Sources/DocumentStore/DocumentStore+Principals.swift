@@ -52,23 +52,28 @@ extension DocumentStore {
         }
     }
 
-    /// Saves a principal (created or replaced); returns what was stored.
+    /// Saves a principal (created or replaced), recording what it lost (`revoked`) in the
+    /// same transaction; returns what was stored.
     @discardableResult
-    public func savePrincipal(_ kind: PrincipalKind, name: String, body: JSON) async throws(StoreError) -> StoredPrincipal {
+    public func savePrincipal(
+        _ kind: PrincipalKind, name: String, body: JSON, revoked: [Revocation] = []
+    ) async throws(StoreError) -> StoredPrincipal {
         try await write { db in
             let sequence = self.lastSequence + 1
             try db.execute(
                 sql: "INSERT OR REPLACE INTO principals(kind, name, body, seq) VALUES (?, ?, ?, ?)",
                 arguments: [kind.rawValue, name, Data(body.canonicalBytes()), Int64(clamping: sequence)])
+            try Self.recordRevocations(db, revoked, sequence: sequence)
             return StoredPrincipal(name: name, body: body, sequence: sequence)
         }
     }
 
     /// Deletes a principal; false when there was none. Deleting a user ends its sessions.
-    public func deletePrincipal(_ kind: PrincipalKind, name: String) async throws(StoreError) -> Bool {
+    public func deletePrincipal(_ kind: PrincipalKind, name: String, revoked: [Revocation] = []) async throws(StoreError) -> Bool {
         try await write { db in
             try db.execute(sql: "DELETE FROM principals WHERE kind = ? AND name = ?", arguments: [kind.rawValue, name])
             let deleted = db.changesCount > 0
+            if deleted { try Self.recordRevocations(db, revoked, sequence: self.lastSequence + 1) }
             if kind == .user { try db.execute(sql: "DELETE FROM sessions WHERE user = ?", arguments: [name]) }
             return deleted
         }

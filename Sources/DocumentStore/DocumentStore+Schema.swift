@@ -115,6 +115,20 @@ extension DocumentStore {
             // Only conflicted rows are indexed: writes of other documents never touch it.
             try db.execute(sql: "CREATE INDEX docs_conflicted ON docs(seq) WHERE conflicted = 1")
         }
+        migrator.registerMigration("v5-revocations") { db in
+            // What was taken away, and when: a grant of a document that stopped making
+            // it, an admin channel or role removed from a principal. Read by feeds that
+            // tell a reader which documents it lost access to while it was away.
+            try db.execute(sql: """
+                CREATE TABLE revocations (
+                    grantee TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    seq INTEGER NOT NULL
+                );
+                CREATE INDEX revocations_by_grantee ON revocations(grantee, seq);
+                """)
+        }
         return migrator
     }
 }

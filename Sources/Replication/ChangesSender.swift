@@ -39,6 +39,8 @@ final class ChangesSender: Sendable {
     /// The channels the previous page was read with (a channel-limited feed), to see
     /// which ones the peer lost since.
     private let lastChannels = Mutex<Set<String>?>(nil)
+    /// The channels the peer lost after a sequence (see `PeerAccess.lostChannels`).
+    private let lostChannels: (@Sendable (UInt64) async throws -> Set<String>)?
 
     /// A document offered as "access lost" (Sync Gateway 3's flags) instead of its leaves.
     struct LostAccess: Sendable {
@@ -54,9 +56,11 @@ final class ChangesSender: Sendable {
     init(
         store: DocumentStore, connection: BLIPConnection, options: Options, progress: ReplicationProgress,
         logger: Logger, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil,
-        visibleChannels: (@Sendable () async throws -> [String: UInt64]?)? = nil
+        visibleChannels: (@Sendable () async throws -> [String: UInt64]?)? = nil,
+        lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil
     ) {
         self.visibleChannels = visibleChannels
+        self.lostChannels = lostChannels
         self.store = store
         self.connection = connection
         self.options = options
@@ -149,6 +153,7 @@ final class ChangesSender: Sendable {
     /// connection, which documents it can no longer read (flag 2).
     private func readPage(since: UInt64) async throws -> Page {
         var channels = try await visibleChannels?()
+        let readable = channels.map { Set($0.keys) }
         if let requested = options.channels {
             channels = channels.map { $0.filter { requested.contains($0.key) } }
                 ?? Dictionary(uniqueKeysWithValues: requested.map { ($0, UInt64(0)) })
@@ -158,7 +163,7 @@ final class ChangesSender: Sendable {
                 since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
             return (page, Array(repeating: nil, count: page.count), page.last?.listing.sequence ?? since)
         }
-        let revoked = try await revokedDocuments(channels: Set(channels.keys), at: since)
+        let revoked = try await revokedDocuments(channels: Set(channels.keys), readable: readable ?? Set(channels.keys), at: since)
         let committed = store.committedSequence
         let backfill = channels.values.contains { $0 > since }
         let limit = backfill ? nil : options.batchSize
@@ -178,18 +183,26 @@ final class ChangesSender: Sendable {
         return (entries.map { ChangedDocument(listing: $0.listing) }, entries.map(\.lost), complete ? max(highest, committed) : highest)
     }
 
-    /// The documents of channels the peer could read on the previous page and no longer
-    /// can (its access was revoked during this connection), that no channel it still
-    /// reads shows. They are offered at `since`, before anything newer.
-    private func revokedDocuments(channels: Set<String>, at since: UInt64) async throws -> [DocumentListing] {
+    /// The documents of channels the peer could read and no longer can, that no channel
+    /// it still reads shows: on the first page, channels it lost after `since` (while it
+    /// was away); later, channels it read on the previous page (lost during this
+    /// connection). They are offered at `since`, before anything newer.
+    private func revokedDocuments(channels: Set<String>, readable: Set<String>, at since: UInt64) async throws -> [DocumentListing] {
         let previous = lastChannels.withLock { last in
             defer { last = channels }
             return last
         }
-        guard let previous else { return [] }
-        let lost = previous.subtracting(channels)
+        var lost: Set<String>
+        if let previous {
+            lost = previous.subtracting(channels)
+        } else if since > 0, let lostChannels {
+            lost = try await lostChannels(since).subtracting(channels)
+            if let requested = options.channels { lost.formIntersection(requested) }
+        } else {
+            return []
+        }
         guard !lost.isEmpty else { return [] }
-        let documents = try await store.documents(onlyIn: lost, notIn: channels)
+        let documents = try await store.documents(onlyIn: lost, notIn: readable)
         if !documents.isEmpty {
             logger.info("peer lost access to \(lost.sorted()): \(documents.count) documents offered as revoked")
         }

@@ -14,9 +14,17 @@ public struct PeerAccess: Sendable {
     /// Channels the peer may pull; nil means every document (mesh peers, administrators).
     public var channels: (@Sendable () async throws -> [String: UInt64]?)?
 
-    public init(author: (any Sendable)? = nil, channels: (@Sendable () async throws -> [String: UInt64]?)? = nil) {
+    /// The channels the peer lost after a sequence of its feed (and cannot read now):
+    /// a pull resuming from there is told which documents it can no longer see.
+    public var lostChannels: (@Sendable (UInt64) async throws -> Set<String>)?
+
+    public init(
+        author: (any Sendable)? = nil, channels: (@Sendable () async throws -> [String: UInt64]?)? = nil,
+        lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil
+    ) {
         self.author = author
         self.channels = channels
+        self.lostChannels = lostChannels
     }
 
     /// Everything, as an administrator (mesh peers, the admin port, active replications).

@@ -124,7 +124,7 @@ public final class ReplicationSession: Sendable {
         }
         let sender = ChangesSender(
             store: store, connection: connection, options: options, progress: progress, logger: logger,
-            visibleChannels: access.channels)
+            visibleChannels: access.channels, lostChannels: access.lostChannels)
         let task = Task { [logger, connection] in
             do {
                 try await sender.run()

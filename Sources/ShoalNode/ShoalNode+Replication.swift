@@ -61,6 +61,8 @@ extension ShoalNode {
         guard let user = principal.access?.user else { return .full }
         return PeerAccess(author: principal.author) {
             try await security.access(for: user).channels
+        } lostChannels: { since in
+            try await security.lostChannels(of: user, access: security.access(for: user), since: since)
         }
     }
 }
