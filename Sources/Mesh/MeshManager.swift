@@ -230,6 +230,7 @@ public final class MeshManager: Sendable {
             let connected = status.state == .running || status.state == .idle
             return MeshPeer(
                 nodeID: nodeID, url: dial.url, source: dial.source, dialing: true,
+                fallback: dial.key.hasPrefix(Self.fallbackPrefix),
                 state: status.state.rawValue, connectedSince: connected ? dial.since : nil,
                 docsPushed: status.docsPushed, docsPulled: status.docsPulled,
                 bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)

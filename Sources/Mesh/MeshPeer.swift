@@ -14,6 +14,9 @@ public struct MeshPeer: Sendable, Equatable {
     public var source: Source
     /// True when this node dials the peer; false when it only accepts.
     public var dialing: Bool
+    /// True for a fallback dial: the rule makes the peer the dialer, but it has not
+    /// linked to us (see `MeshManager+Fallback.swift`).
+    public var fallback = false
     public var state: String
     public var connectedSince: Date?
     public var docsPushed = 0
@@ -25,7 +28,7 @@ public struct MeshPeer: Sendable, Equatable {
     public var json: JSON {
         var object: [String: JSON] = [
             "source": .string(source.rawValue),
-            "role": .string(dialing ? "dial" : "accept"),
+            "role": .string(dialing ? (fallback ? "fallback-dial" : "dial") : "accept"),
             "state": .string(state),
             "docs_pushed": .int(Int64(docsPushed)),
             "docs_pulled": .int(Int64(docsPulled)),

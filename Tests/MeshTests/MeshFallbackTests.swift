@@ -68,7 +68,7 @@ import TestSupport
             return a == 2 && b == 2
         }
         #expect(converged)
-        #expect(mesh.peers.contains { $0.dialing && $0.nodeID == dialer.node.nodeID && $0.connectedSince != nil })
+        #expect(mesh.peers.contains { $0.dialing && $0.fallback && $0.nodeID == dialer.node.nodeID && $0.connectedSince != nil })
 
         // The dialer discovers the waiter after all: its own link comes up, ours stands down.
         let dialerMesh = try #require(dialer.node.meshes["db"])
