@@ -159,9 +159,14 @@ final class ChangesSender: Sendable {
                 ?? Dictionary(uniqueKeysWithValues: requested.map { ($0, UInt64(0)) })
         }
         guard let channels, channels["*"] == nil else {
+            // A page that is not full read everything committed before it started: the
+            // feed continues from there (a sequence no document holds any more, e.g.
+            // after a purge, must not keep waking the sender).
+            let committed = store.committedSequence
             let page = try await store.changesForSending(
                 since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
-            return (page, Array(repeating: nil, count: page.count), page.last?.listing.sequence ?? since)
+            let highest = page.last?.listing.sequence ?? since
+            return (page, Array(repeating: nil, count: page.count), page.count < options.batchSize ? max(highest, committed) : highest)
         }
         let revoked = try await revokedDocuments(channels: Set(channels.keys), readable: readable ?? Set(channels.keys), at: since)
         let committed = store.committedSequence
