@@ -28,18 +28,18 @@ extension BLIPConnection {
         _ messages: [BLIPMessage], onReply: @escaping @Sendable (Int, Result<BLIPMessage, BLIPError>) -> Void
     ) {
         guard !messages.isEmpty else { return }
-        var encoded: [(data: [UInt8], flags: BLIPFrameFlags)] = []
+        var encoded: [(data: [UInt8], flags: BLIPFrameFlags, inOrder: Bool)] = []
         encoded.reserveCapacity(messages.count)
         for var message in messages {
             message.noReply = false
-            encoded.append((message.encodedData(), message.frameFlags(type: .request)))
+            encoded.append((message.encodedData(), message.frameFlags(type: .request), message.inOrder))
         }
         let refusal: BLIPError? = state.withLock { state in
             guard state.isOpen else { return state.closedFailure }
             for (index, item) in encoded.enumerated() {
                 let id = state.makeID()
                 state.waiters[id] = .callback { onReply(index, $0) }
-                state.outbox.enqueue(id: id, type: .request, number: 0, flags: item.flags, data: item.data)
+                state.outbox.enqueue(id: id, type: .request, number: 0, flags: item.flags, data: item.data, inOrder: item.inOrder)
             }
             return nil
         }

@@ -76,7 +76,7 @@ public final class BLIPConnection: Sendable {
                     guard state.isOpen else { return state.closedFailure }
                     guard !Task.isCancelled else { return .cancelled }
                     state.waiters[id] = .continuation(continuation)
-                    state.outbox.enqueue(id: id, type: .request, number: 0, flags: flags, data: data)
+                    state.outbox.enqueue(id: id, type: .request, number: 0, flags: flags, data: data, inOrder: message.inOrder)
                     return nil
                 }
                 if let refusal {
@@ -101,7 +101,7 @@ public final class BLIPConnection: Sendable {
         let flags = message.frameFlags(type: .request)
         let refusal: BLIPError? = state.withLock { state in
             guard state.isOpen else { return state.closedFailure }
-            state.outbox.enqueue(id: state.makeID(), type: .request, number: 0, flags: flags, data: data)
+            state.outbox.enqueue(id: state.makeID(), type: .request, number: 0, flags: flags, data: data, inOrder: message.inOrder)
             return nil
         }
         if let refusal {

@@ -17,6 +17,10 @@ public struct BLIPMessage: Sendable, Equatable {
     public var compressed: Bool
     /// Requests only: the peer must not send a reply.
     public var noReply: Bool
+    /// Local, not sent: this request starts only after the previous in-order request
+    /// was completely sent, so the peer receives (and handles) such requests in the
+    /// order they were queued. For messages whose order matters, like `changes`.
+    public var inOrder = false
     /// For a request received from the peer: its request number (the peer's sending
     /// order, since handlers run concurrently). Nil on messages built locally; not
     /// part of equality.

@@ -7,6 +7,12 @@
 /// before everything. A normal message uses the small frame size while an urgent
 /// message waits right behind it.
 ///
+/// In-order messages (a local choice, not on the wire): one at a time takes part in
+/// the round robin, the next starting only once the previous one's last frame went
+/// out. The peer then completes them, and so handles them, in the order they were
+/// queued, which round robin alone does not give when their sizes differ (a short
+/// message would overtake a long one queued before it).
+///
 /// Flow control (§3.7): a message whose unacknowledged bytes reach
 /// `maxUnackedBytes` leaves the queue until an ACK brings it below the limit.
 /// Requests get their number when their first frame is scheduled, so requests
@@ -67,6 +73,9 @@ struct Outbox: Sendable {
     private var acks: [PendingAck] = []
     private var numbered: [Key: UInt64] = [:]
     private(set) var lastRequestNumber: UInt64 = 0
+    /// The in-order message taking part in the round robin, and those waiting for it.
+    private var inOrderActive: UInt64?
+    private var inOrderWaiting: [UInt64] = []
     /// The largest count of unacknowledged bytes any message reached.
     private(set) var peakUnackedBytes: UInt64 = 0
 
@@ -87,7 +96,9 @@ struct Outbox: Sendable {
 
     /// Queues a message. Requests pass number 0 (numbered when they start); replies
     /// pass the number of the request they answer.
-    mutating func enqueue(id: UInt64, type: BLIPMessageType, number: UInt64, flags: BLIPFrameFlags, data: [UInt8]) {
+    mutating func enqueue(
+        id: UInt64, type: BLIPMessageType, number: UInt64, flags: BLIPFrameFlags, data: [UInt8], inOrder: Bool = false
+    ) {
         var flags = flags
         flags.remove(.moreComing)
         let message = Message(type: type, number: number, flags: flags, data: data)
@@ -95,7 +106,28 @@ struct Outbox: Sendable {
         if number != 0 {
             numbered[message.key] = id
         }
+        if inOrder {
+            guard inOrderActive == nil else {
+                inOrderWaiting.append(id)
+                return
+            }
+            inOrderActive = id
+        }
         requeue(id)
+    }
+
+    /// The in-order message `id` is done (sent or withdrawn): the next one starts.
+    private mutating func inOrderFinished(_ id: UInt64) {
+        guard inOrderActive == id else { return }
+        inOrderActive = nil
+        while !inOrderWaiting.isEmpty {
+            let next = inOrderWaiting.removeFirst()
+            if messages[next] != nil {
+                inOrderActive = next
+                requeue(next)
+                return
+            }
+        }
     }
 
     /// Queues an ACK frame; a pending ACK for the same message is updated instead.
@@ -150,6 +182,7 @@ struct Outbox: Sendable {
         if message.offset >= message.data.count {
             messages[frame.id] = nil
             numbered[message.key] = nil
+            inOrderFinished(frame.id)
             return false
         }
         if message.unackedBytes >= maxUnackedBytes {
@@ -192,6 +225,8 @@ struct Outbox: Sendable {
         if message.number != 0 {
             numbered[message.key] = nil
         }
+        inOrderWaiting.removeAll { $0 == id }
+        inOrderFinished(id)
         return true
     }
 
@@ -202,6 +237,8 @@ struct Outbox: Sendable {
         head = 0
         acks.removeAll()
         numbered.removeAll()
+        inOrderActive = nil
+        inOrderWaiting.removeAll()
     }
 
     /// Puts a message (new or continuing) into the queue at its place (see type doc).

@@ -111,8 +111,9 @@ final class ChangesSender: Sendable {
                     if !caughtUp.withLock({ $0 }) {
                         caughtUp.withLock { $0 = true }
                         // An empty `changes` tells the peer it has caught up.
-                        _ = try await connection.sendRequest(
-                            BLIPMessage(profile: ReplicationMessages.changes, body: Array("[]".utf8)))
+                        var caughtUpMessage = BLIPMessage(profile: ReplicationMessages.changes, body: Array("[]".utf8))
+                        caughtUpMessage.inOrder = true  // never before the batches queued earlier
+                        _ = try await connection.sendRequest(caughtUpMessage)
                     }
                     if !options.continuous { break }
                     _ = await store.waitForChange(after: since, timeout: .seconds(30))
@@ -314,7 +315,11 @@ final class ChangesSender: Sendable {
     private func offer(_ batch: Batch) -> PendingReply {
         let body = JSON.array(batch.entries.map(\.json)).canonicalBytes()
         let reply = PendingReply()
-        connection.sendRequests([BLIPMessage(profile: ReplicationMessages.changes, body: body)]) { _, result in
+        var message = BLIPMessage(profile: ReplicationMessages.changes, body: body)
+        // The peer handles `changes` in arrival order and tracks checkpoints in that
+        // order: a short batch must not overtake a long one queued before it.
+        message.inOrder = true
+        connection.sendRequests([message]) { _, result in
             reply.fulfill(result)
         }
         return reply

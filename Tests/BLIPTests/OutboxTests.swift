@@ -39,6 +39,32 @@ import Testing
         #expect(outbox.messageCount == 0)
     }
 
+    /// In-order requests: a short one queued after a long one is not sent before the long
+    /// one's last frame (round robin alone would finish it first); others still interleave.
+    @Test func inOrderRequestsCompleteInTheOrderQueued() {
+        var outbox = Outbox(configuration: Self.configuration())
+        outbox.enqueue(id: 1, type: .request, number: 0, flags: [], data: [UInt8](repeating: 0, count: 250), inOrder: true)
+        outbox.enqueue(id: 2, type: .request, number: 0, flags: [], data: [UInt8](repeating: 0, count: 10), inOrder: true)
+        outbox.enqueue(id: 3, type: .request, number: 0, flags: [], data: [UInt8](repeating: 0, count: 10))
+        outbox.enqueue(id: 4, type: .request, number: 0, flags: [], data: [UInt8](repeating: 0, count: 10), inOrder: true)
+        let sent = Self.drain(&outbox)
+        #expect(sent.map(\.id) == [1, 3, 1, 1, 2, 4])
+        let lastFrames = sent.filter(\.isLast).map(\.id)
+        #expect(lastFrames.firstIndex(of: 1)! < lastFrames.firstIndex(of: 2)!)
+        // Numbers follow the order of first frames, as always.
+        #expect(sent.filter(\.isFirst).map(\.number) == [1, 2, 3, 4])
+        #expect(outbox.messageCount == 0)
+
+        // A waiting in-order request that is withdrawn lets the next one through.
+        outbox.enqueue(id: 5, type: .request, number: 0, flags: [], data: [UInt8](repeating: 0, count: 150), inOrder: true)
+        outbox.enqueue(id: 6, type: .request, number: 0, flags: [], data: [0], inOrder: true)
+        outbox.enqueue(id: 7, type: .request, number: 0, flags: [], data: [0], inOrder: true)
+        let removed = outbox.removeUnsent(id: 6)
+        #expect(removed)
+        let rest = Self.drain(&outbox)
+        #expect(rest.map(\.id) == [5, 5, 7])
+    }
+
     @Test func repliesKeepTheirNumberAndRequestsAreNumberedWhenStarted() {
         var outbox = Outbox(configuration: Self.configuration())
         outbox.enqueue(id: 1, type: .response, number: 7, flags: [], data: [0])
