@@ -193,7 +193,7 @@ let package = Package(
         ),
         .testTarget(name: "ReplicationTests", dependencies: ["Replication", "BLIP", "TestSupport"]),
         .testTarget(name: "MeshTests", dependencies: ["Mesh", "ShoalNode", "TestSupport"]),
-        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "DiscoveryProbe"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "DiscoveryProbe", "TestSupport"]),
         .testTarget(
             name: "RESTServerTests",
             dependencies: ["RESTServer", "TestSupport"]

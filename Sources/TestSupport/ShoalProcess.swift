@@ -76,12 +76,11 @@ public final class ShoalProcess: @unchecked Sendable {
 
     /// Waits for the process to exit and returns its status.
     public func waitForExit() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread {
-                self.process.waitUntilExit()
-                continuation.resume(returning: self.process.terminationStatus)
-            }.start()
-        }
+        let process = self.process
+        return (try? await offThePool {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }) ?? -1
     }
 
     public func request(

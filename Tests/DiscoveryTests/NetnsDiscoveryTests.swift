@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The multi-host test against real avahi-daemons: runs `scripts/discovery-netns-test.sh`
 /// with the `DiscoveryProbe` executable built beside this test bundle.
@@ -48,7 +49,7 @@ struct NetnsDiscoveryTests {
     }
 
     @Test(.timeLimit(.minutes(3)))
-    func threeHostsDiscoverEachOther() throws {
+    func threeHostsDiscoverEachOther() async throws {
         let probe = Self.probeURL()
         let script = Self.scriptURL()
         if let reason = Self.skipReason(probe: probe, script: script) {
@@ -66,9 +67,12 @@ struct NetnsDiscoveryTests {
         process.standardOutput = output
         process.standardError = output
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
+        // Waited for off the cooperative pool (the script runs for a minute).
+        let text = try await offThePool {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
         print(text)
         if process.terminationStatus == 77 {
             print("SKIPPED Discovery netns test: the script skipped")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The mesh across simulated hosts (network namespaces with their own avahi-daemon, built by
 /// `scripts/netlab`): runs `scripts/mesh-netns-test.sh` (real mDNS discovery, join, kill and
@@ -53,6 +54,10 @@ struct NetnsMeshTests {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "DBUS_SYSTEM_BUS_ADDRESS")
         environment.removeValue(forKey: "NETLAB_DIR")       // each script makes a fresh lab of its own
+        // The suite runs these beside hundreds of other tests on two cores: the scripts'
+        // timing targets (measurements, see docs/netlab.md) get twice the time here;
+        // convergence and the ledger stay strict.
+        if environment["MESH_TEST_FACTOR"] == nil { environment["MESH_TEST_FACTOR"] = "2" }
         if environment["SHOAL_BIN"] == nil, let binary = nodeBinary() {
             environment["SHOAL_BIN"] = binary.path
         }
@@ -111,12 +116,13 @@ struct NetnsMeshTests {
         }
     }
 
-    @Test func discoveryJoinKillAndPartitionTimings() throws {
-        Self.judge("mesh-netns-test.sh", try Self.run("mesh-netns-test.sh", [], timeout: 150))
+    // The scripts run for minutes: they are waited for off the cooperative pool.
+    @Test func discoveryJoinKillAndPartitionTimings() async throws {
+        Self.judge("mesh-netns-test.sh", try await offThePool { try Self.run("mesh-netns-test.sh", [], timeout: 150) })
     }
 
-    @Test func shortChaosRunConvergesWithoutLostWrites() throws {
+    @Test func shortChaosRunConvergesWithoutLostWrites() async throws {
         let arguments = ["--nodes", "3", "--duration", "40", "--seed", "1"]
-        Self.judge("chaos", try Self.run("chaos", arguments, timeout: 240))
+        Self.judge("chaos", try await offThePool { try Self.run("chaos", arguments, timeout: 240) })
     }
 }

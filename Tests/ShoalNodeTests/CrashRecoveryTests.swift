@@ -127,8 +127,11 @@ import TestSupport
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try await offThePool {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
         #expect(process.terminationStatus != 0)
         #expect(text.contains("cannot listen on"), "\(text)")
     }
