@@ -54,7 +54,7 @@ extension DatabaseSecurity {
         do throws(StoreError) {
             try await store.savePrincipal(kind, name: name, body: .object(object), revoked: revoked)
         } catch {
-            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            throw PrincipalError(error)
         }
     }
 
@@ -74,7 +74,7 @@ extension DatabaseSecurity {
         do throws(StoreError) {
             deleted = try await store.deletePrincipal(kind, name: name, revoked: revoked)
         } catch {
-            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            throw PrincipalError(error)
         }
         if !deleted { throw PrincipalError(status: 404, reason: "missing") }
     }
@@ -91,13 +91,16 @@ extension DatabaseSecurity {
     /// GET `/{db}/_role/{name}`.
     public func roleJSON(name: String) async throws(PrincipalError) -> JSON {
         guard let role = try await role(named: name) else { throw PrincipalError(status: 404, reason: "missing") }
-        var channels = role.adminChannels
+        return role.publicJSON(allChannels: try await channels(of: role))
+    }
+
+    /// The channels a role gives: its admin channels and those documents grant it.
+    func channels(of role: Role) async throws(PrincipalError) -> Set<String> {
         do throws(StoreError) {
-            for grant in try await store.channelGrants(to: ["role:\(name)"]) { channels.insert(grant.channel) }
+            return role.adminChannels.union(try await store.channelGrants(to: ["role:\(role.name)"]).map(\.channel))
         } catch {
-            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            throw PrincipalError(error)
         }
-        return role.publicJSON(allChannels: channels)
     }
 
     /// GET `/{db}/_user/` or `/{db}/_role/`: the names, sorted.
@@ -105,7 +108,7 @@ extension DatabaseSecurity {
         do throws(StoreError) {
             return try await store.principals(kind).map(\.name)
         } catch {
-            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            throw PrincipalError(error)
         }
     }
 }

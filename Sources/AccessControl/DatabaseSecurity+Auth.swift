@@ -29,7 +29,7 @@ extension DatabaseSecurity {
             do throws(StoreError) {
                 session = try await store.session(id: sessionID)
             } catch {
-                throw PrincipalError(status: error.httpStatus, reason: error.reason)
+                throw PrincipalError(error)
             }
             guard let session, session.expires > Date() else { throw PrincipalError(status: 401, reason: "Session expired") }
             guard let (user, stored) = try await storedUser(named: session.user), !user.disabled else { throw Self.invalidLogin }
@@ -100,7 +100,7 @@ extension DatabaseSecurity {
         do throws(StoreError) {
             try await store.saveSession(session)
         } catch {
-            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            throw PrincipalError(error)
         }
         return session
     }

@@ -9,27 +9,27 @@ extension DatabaseSecurity {
     /// (`access` is its current access): channels taken from the user or from a role it
     /// holds, and the channels of roles it lost.
     public func lostChannels(of user: User, access: UserAccess, since: UInt64) async throws(PrincipalError) -> Set<String> {
+        var lost = Set<String>()
+        var lostRoles = Set<String>()
+        for revocation in try await revocations(of: [user.name] + access.roles.keys.map { "role:\($0)" }, since: since) {
+            switch revocation.kind {
+            case .channel: lost.insert(revocation.name)
+            case .role: lostRoles.insert(revocation.name)
+            }
+        }
+        for name in lostRoles where access.roles[name] == nil {
+            // What the role gives now, and what it lost meanwhile.
+            lost.formUnion(try await channels(of: try await role(named: name) ?? Role(name: name)))
+            lost.formUnion(try await revocations(of: ["role:\(name)"], since: since).filter { $0.kind == .channel }.map(\.name))
+        }
+        return lost.subtracting(access.channels.keys)
+    }
+
+    private func revocations(of grantees: [String], since: UInt64) async throws(PrincipalError) -> [Revocation] {
         do throws(StoreError) {
-            let held = access.roles.keys.map { "role:\($0)" }
-            var lost = Set<String>()
-            var lostRoles = Set<String>()
-            for revocation in try await store.revocations(of: [user.name] + held, since: since) {
-                switch revocation.kind {
-                case .channel: lost.insert(revocation.name)
-                case .role: lostRoles.insert(revocation.name)
-                }
-            }
-            for role in lostRoles where access.roles[role] == nil {
-                // What the role gives now, and what it lost meanwhile.
-                if let stored = try await store.principal(.role, named: role), let definition = Role(stored: stored.body) {
-                    lost.formUnion(definition.adminChannels)
-                }
-                lost.formUnion(try await store.channelGrants(to: ["role:\(role)"]).map(\.channel))
-                lost.formUnion(try await store.revocations(of: ["role:\(role)"], since: since).filter { $0.kind == .channel }.map(\.name))
-            }
-            return lost.subtracting(access.channels.keys)
+            return try await store.revocations(of: grantees, since: since)
         } catch {
-            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            throw PrincipalError(error)
         }
     }
 }

@@ -108,7 +108,7 @@ public final class DatabaseSecurity: Sendable {
         do throws(StoreError) {
             return try await store.principal(kind, named: name)
         } catch {
-            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            throw PrincipalError(error)
         }
     }
 
@@ -156,7 +156,7 @@ public final class DatabaseSecurity: Sendable {
             for (name, since) in roles where roleSince["role:\(name)"] != nil { existingRoles[name] = since }
             return UserAccess(user: user, roles: existingRoles, channels: channels)
         } catch {
-            throw PrincipalError(status: error.httpStatus, reason: error.reason)
+            throw PrincipalError(error)
         }
     }
 

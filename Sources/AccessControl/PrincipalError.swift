@@ -1,4 +1,5 @@
 import DocumentModel
+import DocumentStore
 
 /// Why a principal (user or role) definition was refused, with a Sync Gateway–like reason.
 ///
@@ -11,6 +12,11 @@ public struct PrincipalError: Error, Sendable, Equatable, CustomStringConvertibl
     public init(status: Int = 400, reason: String) {
         self.status = status
         self.reason = reason
+    }
+
+    /// A store failure, with the HTTP status and reason it stands for.
+    public init(_ error: StoreError) {
+        self.init(status: error.httpStatus, reason: error.reason)
     }
 
     public var description: String { "\(status) \(reason)" }

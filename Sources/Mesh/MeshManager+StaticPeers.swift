@@ -14,7 +14,7 @@ extension MeshManager {
     /// Dials a static peer and, in the background, learns its node ID from
     /// `GET /` so that a pair of nodes listing each other keeps one link.
     func startStaticDial(_ url: String) async {
-        await startDial(key: "static:\(url)", nodeID: nil, url: url, source: .static)
+        await startDial(key: Self.staticPrefix + url, nodeID: nil, url: url, source: .static)
         let task = Task { [weak self] in
             while !Task.isCancelled {
                 if let id = await Self.fetchNodeID(url) {
@@ -32,7 +32,7 @@ extension MeshManager {
     /// whose `GET /` cannot be read (an HTTPS-only port with a private certificate).
     public func linked(remote: String, nodeID: String) {
         let urls = state.withLock { state in
-            state.dials.values.filter { $0.source == .static && $0.url == remote }.map { String($0.key.dropFirst("static:".count)) }
+            state.dials.values.filter { $0.url == remote }.compactMap(\.staticURL)
         }
         for url in urls where state.withLock({ $0.staticIDs[url] }) != nodeID {
             learnedStaticID(url: url, nodeID: nodeID)

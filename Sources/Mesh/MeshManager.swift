@@ -45,7 +45,13 @@ public final class MeshManager: Sendable {
         var url: String
         var source: MeshPeer.Source
         var since: Date
+
+        /// The configured URL of a static peer's dial (its key without the prefix).
+        var staticURL: String? { key.hasPrefix(MeshManager.staticPrefix) ? String(key.dropFirst(MeshManager.staticPrefix.count)) : nil }
     }
+
+    /// Dial keys of static peers start with this, followed by the configured URL.
+    static let staticPrefix = "static:"
 
     struct Inbound {
         var nodeID: String?
@@ -121,7 +127,7 @@ public final class MeshManager: Sendable {
             guard let peer = known[nodeID] else { continue }
             await startDial(key: nodeID, nodeID: nodeID, url: peer.url, source: peer.source)
         }
-        for key in dialing where !key.hasPrefix("static:") && !key.hasPrefix(Self.fallbackPrefix) && !wanted.contains(key) {
+        for key in dialing where !key.hasPrefix(Self.staticPrefix) && !key.hasPrefix(Self.fallbackPrefix) && !wanted.contains(key) {
             let dial = state.withLock { $0.dials.removeValue(forKey: key) }
             await dial?.replicator.stop()
         }
@@ -149,7 +155,7 @@ public final class MeshManager: Sendable {
     func hasConnectedDial(to nodeID: String) -> Bool {
         let dials = state.withLock { state in
             state.dials.values.filter { dial in
-                dial.nodeID == nodeID || (dial.source == .static && state.staticIDs[String(dial.key.dropFirst(7))] == nodeID)
+                dial.nodeID == nodeID || (dial.staticURL.flatMap { state.staticIDs[$0] } == nodeID)
             }
         }
         return dials.contains { [.running, .idle].contains($0.replicator.status.state) }
@@ -162,7 +168,7 @@ public final class MeshManager: Sendable {
             let urls = state.staticIDs.filter { $0.value == nodeID }.map(\.key)
             var stopped: [Dial] = []
             for url in urls {
-                if let dial = state.dials.removeValue(forKey: "static:\(url)") {
+                if let dial = state.dials.removeValue(forKey: Self.staticPrefix + url) {
                     stopped.append(dial)
                     state.yielded[url] = nodeID
                 }
@@ -218,14 +224,14 @@ public final class MeshManager: Sendable {
             for url in urls { state.yielded.removeValue(forKey: url) }
             return urls
         }
-        for url in urls { Task { await self.startDial(key: "static:\(url)", nodeID: nil, url: url, source: .static) } }
+        for url in urls { Task { await self.startDial(key: Self.staticPrefix + url, nodeID: nil, url: url, source: .static) } }
     }
 
     /// Every peer: dialed ones with their replication status, accepted connections.
     public var peers: [MeshPeer] {
         let (dials, inbound, staticIDs) = state.withLock { (Array($0.dials.values), Array($0.inbound.values), $0.staticIDs) }
         var result: [MeshPeer] = dials.map { dial in
-            let nodeID = dial.nodeID ?? staticIDs[String(dial.key.dropFirst(7))]
+            let nodeID = dial.nodeID ?? dial.staticURL.flatMap { staticIDs[$0] }
             let status = dial.replicator.status
             let connected = status.state == .running || status.state == .idle
             return MeshPeer(

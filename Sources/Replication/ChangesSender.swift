@@ -50,7 +50,7 @@ final class ChangesSender: Sendable {
     }
 
     /// A page of the feed: documents in feed order, for each whether it is offered as
-    /// lost, and the sequence to continue from.
+    /// lost (empty when none is), and the sequence to continue from.
     typealias Page = (page: [ChangedDocument], lost: [LostAccess?], next: UInt64)
 
     init(
@@ -111,9 +111,7 @@ final class ChangesSender: Sendable {
                     if !caughtUp.withLock({ $0 }) {
                         caughtUp.withLock { $0 = true }
                         // An empty `changes` tells the peer it has caught up.
-                        var caughtUpMessage = BLIPMessage(profile: ReplicationMessages.changes, body: Array("[]".utf8))
-                        caughtUpMessage.inOrder = true  // never before the batches queued earlier
-                        _ = try await connection.sendRequest(caughtUpMessage)
+                        _ = try await connection.sendRequest(ReplicationMessages.changesRequest(body: Array("[]".utf8)))
                     }
                     if !options.continuous { break }
                     _ = await store.waitForChange(after: since, timeout: .seconds(30))
@@ -167,7 +165,7 @@ final class ChangesSender: Sendable {
             let page = try await store.changesForSending(
                 since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
             let highest = page.last?.listing.sequence ?? since
-            return (page, Array(repeating: nil, count: page.count), page.count < options.batchSize ? max(highest, committed) : highest)
+            return (page, [], page.count < options.batchSize ? max(highest, committed) : highest)
         }
         let revoked = try await revokedDocuments(channels: Set(channels.keys), readable: readable ?? Set(channels.keys), at: since)
         let committed = store.committedSequence
@@ -177,7 +175,8 @@ final class ChangesSender: Sendable {
         var entries: [(listing: DocumentListing, lost: LostAccess?)] = revoked.map {
             ($0, LostAccess(sequence: since, rev: $0.winner, flags: ReplicationMessages.ChangeEntry.revokedFlag))
         }
-        for change in changes where !(change.isRemoval && revoked.contains { $0.docID == change.listing.docID }) {
+        let revokedIDs = Set(revoked.map(\.docID))
+        for change in changes where !(change.isRemoval && revokedIDs.contains(change.listing.docID)) {
             let removal = change.removalRev.map {
                 LostAccess(sequence: change.sequence, rev: $0, flags: ReplicationMessages.ChangeEntry.removedFlag)
             }
@@ -315,11 +314,7 @@ final class ChangesSender: Sendable {
     private func offer(_ batch: Batch) -> PendingReply {
         let body = JSON.array(batch.entries.map(\.json)).canonicalBytes()
         let reply = PendingReply()
-        var message = BLIPMessage(profile: ReplicationMessages.changes, body: body)
-        // The peer handles `changes` in arrival order and tracks checkpoints in that
-        // order: a short batch must not overtake a long one queued before it.
-        message.inOrder = true
-        connection.sendRequests([message]) { _, result in
+        connection.sendRequests([ReplicationMessages.changesRequest(body: body)]) { _, result in
             reply.fulfill(result)
         }
         return reply

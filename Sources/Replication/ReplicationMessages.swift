@@ -23,7 +23,15 @@ enum ReplicationMessages {
     /// Error domain for HTTP-like statuses in replication replies, as Sync Gateway uses.
     static let httpDomain = "HTTP"
 
-    /// One entry of a `changes` message: `[sequence, docID, revID, deleted?]`.
+    /// A `changes` request with `body`. In order (BLIP `inOrder`): the peer handles
+    /// `changes` in arrival order and tracks checkpoints in that order, so a short batch
+    /// (or the empty "caught up" one) must not overtake a long one queued before it.
+    static func changesRequest(body: [UInt8]) -> BLIPMessage {
+        var message = BLIPMessage(profile: changes, body: body)
+        message.inOrder = true
+        return message
+    }
+
     /// One `changes` entry, `[sequence, docID, revID, flags?]`. The fourth item is a
     /// boolean (deleted) for Sync Gateway 2 and Couchbase Lite, and a number of flags
     /// for Sync Gateway 3: 1 deleted, 2 the user lost access to the document's

@@ -132,12 +132,13 @@ final class RevisionReceiver: Sendable {
             }
             return entry
         }
-        let offered = entries.enumerated().filter { !$0.element.lostAccess }
-        var wanted = [[RevID]?](repeating: nil, count: entries.count)
-        for (position, answer) in zip(offered.map(\.offset), try await missing(offered.map { ($0.element.docID, $0.element.revID) })) {
-            wanted[position] = answer
+        let wanted: [[RevID]?]
+        if entries.contains(where: \.lostAccess) {
+            wanted = try await missingSkippingLost(entries)
+            await purgeLost(entries)
+        } else {
+            wanted = try await missing(entries.map { ($0.docID, $0.revID) })
         }
-        await purgeLost(entries, offered: Set(offered.map(\.element.docID)))
         progress.update { $0.docsCheckedPull += entries.count }
         var answers: [JSON] = []
         // Once the peer said it caught up, later batches (continuous) only add work.
@@ -156,10 +157,22 @@ final class RevisionReceiver: Sendable {
             body: JSON.array(answers).canonicalBytes())
     }
 
+    /// `missing` for the entries that offer a revision; nil (not wanted) for those that
+    /// say access was lost.
+    private func missingSkippingLost(_ entries: [ReplicationMessages.ChangeEntry]) async throws(BLIPError) -> [[RevID]?] {
+        let offered = entries.indices.filter { !entries[$0].lostAccess }
+        var wanted = [[RevID]?](repeating: nil, count: entries.count)
+        for (position, answer) in zip(offered, try await missing(offered.map { (entries[$0].docID, entries[$0].revID) })) {
+            wanted[position] = answer
+        }
+        return wanted
+    }
+
     /// Purges the documents of `entries` that say access was lost (and that the same
     /// batch does not offer again), when the pull asked for it.
-    private func purgeLost(_ entries: [ReplicationMessages.ChangeEntry], offered: Set<String>) async {
+    private func purgeLost(_ entries: [ReplicationMessages.ChangeEntry]) async {
         guard pull.withLock({ $0?.purgeOnRemoval ?? false }) else { return }
+        let offered = Set(entries.filter { !$0.lostAccess }.map(\.docID))
         let lost = Set(entries.filter { $0.lostAccess && !offered.contains($0.docID) }.map(\.docID))
         guard !lost.isEmpty else { return }
         do {
