@@ -35,11 +35,19 @@ let package = Package(
     targets: [
         // Pure values: JSON, canonical encoding, RevID, RevTree, winner order. No I/O.
         .target(name: "DocumentModel"),
+        // The encrypting SQLite VFS (AES-256-GCM pages, OpenSSL's libcrypto from Debian's libssl-dev).
+        .target(
+            name: "CSQLiteCrypt",
+            linkerSettings: [.linkedLibrary("crypto"), .linkedLibrary("sqlite3")]
+        ),
         // SQLite storage (GRDB over the system libsqlite3): documents, revisions, sequences, attachments.
         .target(
             name: "DocumentStore",
             dependencies: [
+                "CSQLiteCrypt",
                 "DocumentModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the hot INSERT (DirectBinding.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -182,7 +190,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DocumentModelTests", dependencies: ["DocumentModel", "TestSupport"]),
-        .testTarget(name: "DocumentStoreTests", dependencies: ["DocumentStore", "TestSupport"]),
+        .testTarget(
+            name: "DocumentStoreTests",
+            dependencies: [
+                "DocumentStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(
             name: "BLIPTests",
             dependencies: [

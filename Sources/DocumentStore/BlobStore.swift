@@ -1,5 +1,6 @@
 import DocumentModel
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,10 +8,22 @@ import Glibc
 /// Content-addressed attachment blobs: one file per `sha1-<base64>` digest in a
 /// directory beside the database, written to a temporary file and renamed so a
 /// blob is either whole or absent.
+///
+/// With an attachment key (an encrypted database) new blobs are written encrypted as
+/// `<hex>.enc` (`BlobCipher`); a plain `<hex>` and an encrypted `<hex>.enc` are both
+/// read, whatever the database is now, so converting blobs one by one is crash-safe.
 public final class BlobStore: Sendable {
     public let directory: String
     private let removeOnClose: Bool
     private let syncToDisk: Bool
+    private let cipherBox = Mutex<BlobCipher?>(nil)
+    static let encryptedSuffix = ".enc"
+
+    /// The attachment cipher new blobs are written with (nil: plain).
+    var cipher: BlobCipher? {
+        get { cipherBox.withLock { $0 } }
+        set { cipherBox.withLock { $0 = newValue } }
+    }
 
     init(directory: String?, syncToDisk: Bool) throws {
         if let directory {
@@ -31,24 +44,38 @@ public final class BlobStore: Sendable {
         if removeOnClose { try? FileManager.default.removeItem(atPath: directory) }
     }
 
-    /// The file that holds a blob (whether or not it exists).
-    public func path(for digest: String) -> String? {
+    /// The file that holds a blob now (encrypted or plain), nil when it is not stored.
+    func existingFile(for digest: String) -> (path: String, encrypted: Bool)? {
         guard let name = Self.fileName(for: digest) else { return nil }
-        return (directory as NSString).appendingPathComponent(name)
+        let plain = (directory as NSString).appendingPathComponent(name)
+        if FileManager.default.fileExists(atPath: plain + Self.encryptedSuffix) { return (plain + Self.encryptedSuffix, true) }
+        if FileManager.default.fileExists(atPath: plain) { return (plain, false) }
+        return nil
     }
 
     /// True when the blob is stored.
     public func contains(_ digest: String) -> Bool {
-        guard let path = path(for: digest) else { return false }
-        return FileManager.default.fileExists(atPath: path)
+        existingFile(for: digest) != nil
+    }
+
+    /// A reader of the blob's content (decrypted), nil when it is not stored or cannot
+    /// be opened.
+    public func openReader(_ digest: String) -> BlobReader? {
+        guard let file = existingFile(for: digest) else { return nil }
+        return try? BlobReader(path: file.path, cipher: cipher, encrypted: file.encrypted)
+    }
+
+    /// The blob's length in bytes (of its plaintext), nil when it is not stored.
+    public func length(of digest: String) -> Int? {
+        guard let file = existingFile(for: digest),
+              let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size]) as? Int
+        else { return nil }
+        return file.encrypted ? BlobCipher.plaintextLength(fileSize: size) : size
     }
 
     /// The blob's whole content (for inline `attachments=true` and small reads).
     public func read(_ digest: String) -> [UInt8]? {
-        guard let path = path(for: digest), let data = FileManager.default.contents(atPath: path) else {
-            return nil
-        }
-        return [UInt8](data)
+        try? openReader(digest)?.readAll()
     }
 
     /// Stores bytes held in memory (inline base64 attachments).
@@ -63,19 +90,61 @@ public final class BlobStore: Sendable {
         try BlobWriter(store: self)
     }
 
-    /// Every stored blob's digest.
+    /// Every stored blob's digest (once, whether plain, encrypted or both).
     func allDigests() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.compactMap(Self.digest(forFileName:))
+        return Array(Set(names.compactMap { name in
+            Self.digest(forFileName: name.hasSuffix(Self.encryptedSuffix) ? String(name.dropLast(Self.encryptedSuffix.count)) : name)
+        }))
+    }
+
+    /// Names of the blob files stored plain (`encrypted: false`) or encrypted.
+    func digests(encrypted: Bool) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.compactMap { name in
+            guard name.hasSuffix(Self.encryptedSuffix) == encrypted else { return nil }
+            return Self.digest(forFileName: encrypted ? String(name.dropLast(Self.encryptedSuffix.count)) : name)
+        }
     }
 
     func remove(_ digest: String) {
-        guard let path = path(for: digest) else { return }
-        try? FileManager.default.removeItem(atPath: path)
+        guard let name = Self.fileName(for: digest) else { return }
+        let plain = (directory as NSString).appendingPathComponent(name)
+        try? FileManager.default.removeItem(atPath: plain)
+        try? FileManager.default.removeItem(atPath: plain + Self.encryptedSuffix)
     }
 
-    fileprivate func commit(temporary: String, digest: String) throws {
-        guard let final = path(for: digest) else { throw StoreError.badRequest("bad digest") }
+    /// Rewrites a stored blob in the form the store writes now (encrypted with the
+    /// current cipher, or plain without one), then removes the other form. Crash-safe:
+    /// the new file is complete before the old one goes.
+    func convert(_ digest: String) throws {
+        guard let file = existingFile(for: digest), file.encrypted != (cipher != nil) else { return }
+        guard let reader = try? BlobReader(path: file.path, cipher: cipher ?? readingCipher, encrypted: file.encrypted) else {
+            throw StoreError(.storage, reason: "cannot read attachment \(digest) to convert it")
+        }
+        let writer = try makeWriter()
+        while true {
+            let piece = try reader.next()
+            if piece.isEmpty { break }
+            try writer.write(piece)
+        }
+        let stored = try writer.finish()
+        guard stored.digest == digest else {
+            throw StoreError(.storage, reason: "attachment \(digest) does not match its content")
+        }
+        try? FileManager.default.removeItem(atPath: file.path)
+    }
+
+    /// The cipher that reads leftover encrypted blobs after the database was decrypted.
+    var readingCipher: BlobCipher? {
+        get { readingCipherBox.withLock { $0 } }
+        set { readingCipherBox.withLock { $0 = newValue } }
+    }
+    private let readingCipherBox = Mutex<BlobCipher?>(nil)
+
+    fileprivate func commit(temporary: String, digest: String, encrypted: Bool) throws {
+        guard var final = path(for: digest) else { throw StoreError.badRequest("bad digest") }
+        if encrypted { final += Self.encryptedSuffix }
         if FileManager.default.fileExists(atPath: final) {
             try? FileManager.default.removeItem(atPath: temporary)
             return
@@ -84,6 +153,12 @@ public final class BlobStore: Sendable {
             throw StoreError(.storage, reason: "cannot store attachment: errno \(errno)")
         }
         if syncToDisk { Self.syncDirectory(directory) }
+    }
+
+    /// The plain file name of a blob (whether or not it exists).
+    func path(for digest: String) -> String? {
+        guard let name = Self.fileName(for: digest) else { return nil }
+        return (directory as NSString).appendingPathComponent(name)
     }
 
     fileprivate var temporaryPath: String {
@@ -128,16 +203,19 @@ public final class BlobWriter {
     private let temporary: String
     private let handle: FileHandle
     private var sha = SHA1()
+    private var sealer: BlobCipher.Sealer?
     public private(set) var length = 0
     private var finished = false
 
     init(store: BlobStore) throws {
         self.store = store
+        sealer = store.cipher?.makeSealer()
         temporary = store.temporaryPath
         guard FileManager.default.createFile(atPath: temporary, contents: nil),
               let handle = FileHandle(forWritingAtPath: temporary)
         else { throw StoreError(.storage, reason: "cannot create attachment file") }
         self.handle = handle
+        if let header = sealer?.header { try handle.write(contentsOf: header) }
     }
 
     deinit {
@@ -151,7 +229,12 @@ public final class BlobWriter {
         guard !bytes.isEmpty else { return }
         sha.update(bytes)
         length += bytes.count
-        try handle.write(contentsOf: Data(bytes: bytes.baseAddress!, count: bytes.count))
+        if sealer != nil {
+            let sealed = try sealer!.add(bytes)
+            if !sealed.isEmpty { try handle.write(contentsOf: sealed) }
+        } else {
+            try handle.write(contentsOf: Data(bytes: bytes.baseAddress!, count: bytes.count))
+        }
     }
 
     public func write(_ bytes: [UInt8]) throws {
@@ -161,10 +244,11 @@ public final class BlobWriter {
     /// Flushes, names the blob by its digest and returns it.
     public func finish() throws -> (digest: String, length: Int) {
         finished = true
+        if sealer != nil { try handle.write(contentsOf: try sealer!.finish()) }
         if store.shouldSync { try handle.synchronize() }
         try handle.close()
         let digest = Digests.attachmentDigest(sha1: sha.finalize())
-        try store.commit(temporary: temporary, digest: digest)
+        try store.commit(temporary: temporary, digest: digest, encrypted: sealer != nil)
         return (digest, length)
     }
 

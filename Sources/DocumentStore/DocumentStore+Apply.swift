@@ -197,7 +197,7 @@ extension DocumentStore {
                     resolved[name] = info.json
                 } else if let digest, blobs.contains(digest), let revpos {
                     let storedLength = length
-                        ?? (try? FileManager.default.attributesOfItem(atPath: blobs.path(for: digest)!)[.size] as? Int) ?? 0
+                        ?? blobs.length(of: digest) ?? 0
                     resolved[name] = AttachmentInfo(
                         contentType: contentType ?? "application/octet-stream", digest: digest, length: storedLength,
                         revpos: revpos

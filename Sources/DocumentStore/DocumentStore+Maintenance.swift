@@ -32,14 +32,16 @@ extension DocumentStore {
         }
         let cutoff = Date().addingTimeInterval(-blobGracePeriod)
         for digest in blobs.allDigests() where !referenced.contains(digest) {
-            guard let path = blobs.path(for: digest),
+            guard let path = blobs.existingFile(for: digest)?.path,
                   let modified = try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date,
                   modified <= cutoff
             else { continue }
             blobs.remove(digest)
             report.blobsRemoved += 1
         }
-        try? await writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        try? await accessGate.shared {
+            try await writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        }
         logger.info("compacted \(name): \(report.bodiesRemoved) bodies, \(report.blobsRemoved) blobs removed")
         return report
     }
@@ -158,5 +160,12 @@ extension RevTree {
             _ = try? tree.insert(history: history, deleted: node.deleted, hasBody: node.hasBody, sequence: node.sequence)
         }
         return (tree, removed.map { nodes[$0].revID })
+    }
+}
+
+extension DocumentStore {
+    /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound database, else its findings.
+    public func integrityCheck() async throws(StoreError) -> [String] {
+        try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 }

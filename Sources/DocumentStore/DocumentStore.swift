@@ -12,7 +12,12 @@ import Synchronization
 public final class DocumentStore: Sendable {
     public let configuration: StoreConfiguration
     public let blobs: BlobStore
-    let writer: any DatabaseWriter
+    /// The SQLite connections (replaced by a rekey, under `gate`).
+    let writerBox: Mutex<any DatabaseWriter>
+    var writer: any DatabaseWriter { writerBox.withLock { $0 } }
+    /// Every access runs shared; a rekey runs exclusive.
+    let accessGate = StoreGate()
+    let encryptedState: Mutex<Bool>
     let logger: Logger
     let notifier: ChangeNotifier
     /// Cached counters (`last_seq`, `doc_count`) mirrored from the `meta` table;
@@ -40,30 +45,17 @@ public final class DocumentStore: Sendable {
     public init(configuration: StoreConfiguration, logger: Logger = Logger(label: "CRUD")) throws {
         self.configuration = configuration
         self.logger = logger
-        var config = Configuration()
-        let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            if !db.configuration.readonly {
-                // The writer's page cache holds a whole group commit (2000 replicated
-                // documents dirty ≈ 6 MB of table and index pages) without spilling to
-                // the WAL mid-transaction. Readers keep SQLite's default: their cache
-                // is dropped whenever another connection commits anyway.
-                try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
-                // Checkpoint every ≈ 32 MB of WAL instead of 4 MB: index pages rewritten
-                // by consecutive commits are copied into the database once, not once
-                // per commit. Durability is unchanged (it is `synchronous`'s business).
-                try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.walAutocheckpointPages)")
-            }
-        }
-        config.label = "shoal.\(configuration.name)"
+        let writer: any DatabaseWriter
+        var encrypted = configuration.encryption != nil
         if let path = configuration.databasePath {
-            try FileManager.default.createDirectory(
-                atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            writer = try DatabasePool(path: path, configuration: config)
+            let opened = try Self.openFile(path: path, configuration: configuration)
+            writer = opened.0
+            encrypted = opened.1 != nil
         } else {
-            writer = try DatabaseQueue(configuration: config)
+            writer = try DatabaseQueue(configuration: Self.connectionConfiguration(configuration, encrypted: false))
         }
+        writerBox = Mutex(writer)
+        encryptedState = Mutex(encrypted)
         try Self.migrator.migrate(writer)
         blobs = try BlobStore(
             directory: configuration.attachmentDirectory, syncToDisk: configuration.durability == .full)
@@ -78,12 +70,14 @@ public final class DocumentStore: Sendable {
         }
         counters = Mutex(loaded)
         notifier = ChangeNotifier(latest: loaded.lastSequence)
+        try setUpAttachmentCipher(encrypted: encrypted)
     }
 
     /// Closes the database; pending notifications streams finish.
     public func close() {
         notifier.finish()
         blobs.close()
+        if let path = configuration.databasePath { DatabaseCipher.uninstall(path: path) }
         if let pool = writer as? DatabasePool {
             try? pool.close()
         } else if let queue = writer as? DatabaseQueue {
@@ -119,7 +113,7 @@ public final class DocumentStore: Sendable {
     /// Runs a write transaction, turning database failures into `StoreError`s.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            let result = try await writer.write(body)
+            let result = try await accessGate.shared { try await writer.write(body) }
             return result
         } catch let error as StoreError {
             throw error
@@ -137,7 +131,7 @@ public final class DocumentStore: Sendable {
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            return try await writer.read(body)
+            return try await accessGate.shared { try await writer.read(body) }
         } catch let error as StoreError {
             throw error
         } catch {

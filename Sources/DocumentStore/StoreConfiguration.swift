@@ -28,14 +28,18 @@ public struct StoreConfiguration: Sendable, Equatable {
     /// Largest accepted JSON document body, in bytes.
     public var maxDocumentSize: Int
     public var durability: Durability
+    /// The key the database file and its attachments are encrypted with (nil: plain).
+    public var encryption: EncryptionKey?
 
     public init(
         name: String,
         location: Location,
         revsLimit: Int = 1000,
         maxDocumentSize: Int = 20 * 1024 * 1024,
-        durability: Durability = .full
+        durability: Durability = .full,
+        encryption: EncryptionKey? = nil
     ) {
+        self.encryption = encryption
         self.name = name
         self.location = location
         self.revsLimit = revsLimit

@@ -25,8 +25,7 @@ extension DatabaseEndpoint {
         } catch {
             throw HTTPFailure(error)
         }
-        guard let info = revision.attachments[name], let path = store.blobs.path(for: info.digest),
-              let handle = FileHandle(forReadingAtPath: path)
+        guard let info = revision.attachments[name], let reader = store.blobs.openReader(info.digest)
         else { throw HTTPFailure.notFound("missing attachment") }
         let headers: HTTPFields = [
             .contentType: info.contentType,
@@ -34,9 +33,8 @@ extension DatabaseEndpoint {
             .contentLength: String(info.length),
         ]
         let body = ResponseBody(contentLength: info.length) { writer in
-            defer { try? handle.close() }
             while true {
-                let chunk = try handle.read(upToCount: 64 * 1024) ?? Data()
+                let chunk = try reader.next()
                 if chunk.isEmpty { break }
                 try await writer.write(ByteBuffer(bytes: chunk))
             }

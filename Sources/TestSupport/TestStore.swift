@@ -9,12 +9,13 @@ public final class TestStore: Sendable {
 
     public init(
         inMemory: Bool = false, revsLimit: Int = 1000, maxDocumentSize: Int = 20 * 1024 * 1024,
-        durability: StoreConfiguration.Durability = .normal, directory: TemporaryDirectory = TemporaryDirectory()
+        durability: StoreConfiguration.Durability = .normal, directory: TemporaryDirectory = TemporaryDirectory(),
+        encryption: EncryptionKey? = nil
     ) throws {
         self.directory = directory
         store = try DocumentStore(configuration: StoreConfiguration(
             name: "db", location: inMemory ? .memory : .directory(directory.path), revsLimit: revsLimit,
-            maxDocumentSize: maxDocumentSize, durability: durability))
+            maxDocumentSize: maxDocumentSize, durability: durability, encryption: encryption))
     }
 
     /// Closes the store and removes its files.

@@ -1,0 +1,99 @@
+import Synchronization
+
+/// Lets every database access run concurrently, until one operation needs the database
+/// to itself (a rekey swaps the SQLite file under the connections): then new accesses
+/// wait, the running ones finish, the exclusive operation runs, and the waiters go on.
+final class StoreGate: Sendable {
+    private struct State {
+        var active = 0
+        var exclusive = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var drained: CheckedContinuation<Void, Never>?
+        var exclusiveQueue: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Runs `body` as one shared access.
+    func shared<T>(_ body: () async throws -> T) async rethrows -> T {
+        await enter()
+        defer { leave() }
+        return try await body()
+    }
+
+    /// Runs `body` with no shared access running or starting.
+    func exclusive<T>(_ body: () async throws -> T) async rethrows -> T {
+        await acquireExclusive()
+        defer { releaseExclusive() }
+        return try await body()
+    }
+
+    private func enter() async {
+        let admitted = state.withLock { state -> Bool in
+            guard !state.exclusive else { return false }
+            state.active += 1
+            return true
+        }
+        if admitted { return }
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.exclusive {
+                    state.waiting.append(continuation)
+                    return false
+                }
+                state.active += 1
+                return true
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    private func leave() {
+        let drained = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.active -= 1
+            guard state.active == 0, let drained = state.drained else { return nil }
+            state.drained = nil
+            return drained
+        }
+        drained?.resume()
+    }
+
+    private func acquireExclusive() async {
+        // One exclusive operation at a time.
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.exclusive {
+                    state.exclusiveQueue.append(continuation)
+                    return false
+                }
+                state.exclusive = true
+                return true
+            }
+            if now { continuation.resume() }
+        }
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if state.active == 0 { return true }
+                state.drained = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    private func releaseExclusive() {
+        let (next, waiting) = state.withLock { state -> (CheckedContinuation<Void, Never>?, [CheckedContinuation<Void, Never>]) in
+            if !state.exclusiveQueue.isEmpty {
+                // The next exclusive operation keeps the gate closed.
+                return (state.exclusiveQueue.removeFirst(), [])
+            }
+            state.exclusive = false
+            let waiting = state.waiting
+            state.waiting = []
+            state.active += waiting.count
+            return (nil, waiting)
+        }
+        next?.resume()
+        for continuation in waiting { continuation.resume() }
+    }
+}
