@@ -175,6 +175,7 @@ let package = Package(
             name: "shoal",
             dependencies: [
                 "DocumentModel",
+                "DocumentStore",
                 "ShoalNode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
 import AccessControl
+import DocumentModel
 import DocumentStore
 
 /// The databases a server exposes, by name. `ShoalNode` implements it; the REST
@@ -11,9 +12,15 @@ public protocol DatabaseRegistry: Sendable {
     /// The users, roles and sync function of a database (nil: no access control;
     /// every request acts as an administrator).
     func security(database name: String) -> DatabaseSecurity?
+    /// Re-encrypts a database with the key `settings` names (a config's `"encryption"`
+    /// object, or `{"decrypt": true}`); `POST /{db}/_rekey`.
+    func rekey(database name: String, settings: [String: JSON]) async throws -> RekeyReport
 }
 
 extension DatabaseRegistry {
     public func conflictMonitor(database name: String) -> ConflictMonitor? { nil }
     public func security(database name: String) -> DatabaseSecurity? { nil }
+    public func rekey(database name: String, settings: [String: JSON]) async throws -> RekeyReport {
+        throw HTTPFailure(.notImplemented, "not_implemented", "this server cannot rekey databases")
+    }
 }

@@ -123,10 +123,11 @@ public struct RESTHandler: Sendable {
         case "_bulk_docs": return try await database.bulkDocs()
         case "_bulk_get": return try await database.bulkGet()
         case "_revs_diff": return try await database.revsDiff()
-        case "_compact", "_purge", "_conflicts", "_raw", "_resync":
+        case "_compact", "_purge", "_conflicts", "_raw", "_resync", "_rekey":
             try database.requireAdminPrincipal("\(second) is on the admin port")
             switch second {
             case "_compact": return try await database.compact()
+            case "_rekey": return try await database.rekey(registry: registry)
             case "_resync": return try await database.resync()
             case "_purge": return try await database.purge()
             case "_raw": return try await database.raw(docID: rest.dropFirst().joined(separator: "/"))

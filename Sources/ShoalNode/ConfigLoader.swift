@@ -29,6 +29,7 @@ public enum ConfigLoader {
     ]
     static let databaseKeys: Set<String> = [
         "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts", "users", "roles", "sync",
+        "encryption",
     ]
 
     public static func load(path: String, base: NodeConfiguration = NodeConfiguration()) throws -> Loaded {
@@ -191,6 +192,9 @@ public enum ConfigLoader {
                 throw ConfigError(message: "database \"\(name)\": \"durability\" must be \"full\" or \"normal\"")
             }
             database.durability = value
+        }
+        if let encryption = object["encryption"] {
+            database.encryption = try EncryptionSource.parse(encryption, context: "database \"\(name)\"")
         }
         if let mesh = object["mesh"] {
             guard let settings = mesh.objectValue else {

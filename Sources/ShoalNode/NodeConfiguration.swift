@@ -42,6 +42,8 @@ public struct NodeConfiguration: Sendable, Equatable {
         public var meshSecret: String?
         /// Mesh links over TLS (`"mesh": {"tls": …}`); nil: on when there is a secret.
         public var meshTLSSetting: Bool?
+        /// Where the key of an encrypted database comes from (`"encryption"`); nil: plain.
+        public var encryption: EncryptionSource?
 
         /// Whether this database's mesh links use TLS (with each node's own certificate,
         /// authenticated by the mesh secret). Without a secret TLS would authenticate

@@ -48,3 +48,29 @@ extension ShoalNode {
 
     public func security(database name: String) -> DatabaseSecurity? { securities[name] }
 }
+
+extension ShoalNode {
+    /// `POST /{db}/_rekey`: the new key from `settings` (a config's `"encryption"` object),
+    /// or none with `{"decrypt": true}`. Remember to point the config at the new key
+    /// before the next start.
+    public func rekey(database name: String, settings: [String: JSON]) async throws -> RekeyReport {
+        guard let store = database(named: name) else { throw EncryptionError(.failed, database: name, reason: "no such database") }
+        var key: EncryptionKey?
+        if settings["decrypt"]?.boolValue == true, settings.count == 1 {
+            key = nil
+        } else {
+            let source: EncryptionSource
+            do {
+                source = try EncryptionSource.parse(.object(settings), context: "database \"\(name)\"")
+            } catch let error as ConfigLoader.ConfigError {
+                throw EncryptionError(.badKey, database: name, reason: error.message + " (or {\"decrypt\": true})")
+            }
+            do throws(EncryptionError) {
+                key = try source.load()
+            } catch {
+                throw error.naming(name)
+            }
+        }
+        return try await store.rekey(to: key)
+    }
+}

@@ -54,9 +54,20 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         self.configuration = configuration
         logger = Logger(label: "Node")
         var stores: [String: DocumentStore] = [:]
-        for database in configuration.databases {
-            stores[database.name] = try DocumentStore(
-                configuration: configuration.storeConfiguration(for: database), logger: Logger(label: "CRUD"))
+        do {
+            for database in configuration.databases {
+                var storeConfiguration = configuration.storeConfiguration(for: database)
+                do throws(EncryptionError) {
+                    storeConfiguration.encryption = try database.encryption?.load()
+                } catch {
+                    throw error.naming(database.name)
+                }
+                stores[database.name] = try DocumentStore(configuration: storeConfiguration, logger: Logger(label: "CRUD"))
+            }
+        } catch {
+            // Databases opened before the one that failed are closed again, untouched.
+            for store in stores.values { store.close() }
+            throw error
         }
         self.stores = stores
         var securities: [String: DatabaseSecurity] = [:]

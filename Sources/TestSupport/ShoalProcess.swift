@@ -20,18 +20,21 @@ public final class ShoalProcess: @unchecked Sendable {
     }
 
     /// Starts `shoal serve` on `dataDirectory` and waits until it prints its ports.
-    public static func start(dataDirectory: String, arguments: [String] = [], timeout: TimeInterval = 30) async throws -> ShoalProcess {
+    public static func start(
+        dataDirectory: String, arguments: [String] = [], environment: [String: String]? = nil, timeout: TimeInterval = 30
+    ) async throws -> ShoalProcess {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(with: Result {
-                    try ShoalProcess(dataDirectory: dataDirectory, arguments: arguments, timeout: timeout)
+                    try ShoalProcess(dataDirectory: dataDirectory, arguments: arguments, environment: environment, timeout: timeout)
                 })
             }.start()
         }
     }
 
-    private init(dataDirectory: String, arguments: [String], timeout: TimeInterval) throws {
+    private init(dataDirectory: String, arguments: [String], environment: [String: String]?, timeout: TimeInterval) throws {
         process = Process()
+        if let environment { process.environment = environment }
         process.executableURL = URL(fileURLWithPath: Self.executablePath)
         process.arguments = ["serve", "--data", dataDirectory, "--interface", "127.0.0.1", "--port", "0",
                              "--admin-port", "0", "--no-discovery"] + arguments

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DocumentStore
 import Foundation
 import Logging
 import ShoalNode
@@ -55,6 +56,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("ssl-key"), help: "Private key (PEM) of --ssl-cert.")
     var sslKey: String?
 
+    @Option(name: .customLong("encryption-key-file"),
+            help: "Encrypt the databases that have no \"encryption\" in the config with this key (32 bytes, raw or hex).")
+    var encryptionKeyFile: String?
+
+    @Option(name: .customLong("encryption-passphrase-file"),
+            help: "Same, with a key derived from the passphrase on this file's first line (or set SHOAL_ENCRYPTION_PASSPHRASE).")
+    var encryptionPassphraseFile: String?
+
     func run() async throws {
         var configuration = NodeConfiguration()
         var warnings: [String] = []
@@ -80,6 +89,10 @@ struct Serve: AsyncParsableCommand {
         } catch let error as ConfigLoader.ConfigError {
             // Bad JavaScript in a sync function or conflict resolver.
             throw ValidationError(error.message)
+        } catch let error as EncryptionError {
+            // A wrong, missing or unexpected key: nothing was opened or changed.
+            FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+            throw ExitCode(EncryptionError.exitStatus)
         }
         let ports: ShoalNode.BoundPorts
         do {
@@ -134,6 +147,18 @@ struct Serve: AsyncParsableCommand {
         if let heartbeat {
             guard heartbeat > 0 else { throw ValidationError("--heartbeat must be positive") }
             configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
+        }
+        if encryptionKeyFile != nil && encryptionPassphraseFile != nil {
+            throw ValidationError("--encryption-key-file and --encryption-passphrase-file exclude each other")
+        }
+        let environmentPassphrase = ProcessInfo.processInfo.environment[EncryptionSource.environmentVariable].flatMap { $0.isEmpty ? nil : $0 }
+        let encryption: EncryptionSource? = encryptionKeyFile.map(EncryptionSource.keyFile)
+            ?? encryptionPassphraseFile.map(EncryptionSource.passphraseFile)
+            ?? environmentPassphrase.map { _ in EncryptionSource.passphraseEnvironment(EncryptionSource.environmentVariable) }
+        if let encryption {
+            for index in configuration.databases.indices where configuration.databases[index].encryption == nil {
+                configuration.databases[index].encryption = encryption
+            }
         }
         if let durability {
             guard let value = StoreDurability(rawValue: durability) else {

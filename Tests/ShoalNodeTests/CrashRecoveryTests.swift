@@ -17,14 +17,22 @@ import TestSupport
         var all: [(id: String, rev: String)] { acknowledged.withLock { $0 } }
     }
 
-    @Test(arguments: ["full", "normal"])
+    /// `encrypted`: durability normal, through the encrypting VFS (WAL recovery of sealed frames).
+    @Test(arguments: ["full", "normal", "encrypted"])
     func killedNodeKeepsEveryAcknowledgedWrite(durability: String) async throws {
         let directory = TemporaryDirectory(prefix: "shoal-crash")
         defer { directory.remove() }
+        let keys = TemporaryDirectory(prefix: "shoal-crash-key")
+        defer { keys.remove() }
+        var arguments = ["--durability", durability]
+        if durability == "encrypted" {
+            try Data(String(repeating: "5a", count: 32).utf8).write(to: URL(fileURLWithPath: keys.path + "/key"))
+            arguments = ["--durability", "normal", "--encryption-key-file", keys.path + "/key"]
+        }
         let ledger = Ledger()
         var generator = SystemRandomNumberGenerator()
         for cycle in 0..<3 {
-            let node = try await ShoalProcess.start(dataDirectory: directory.path, arguments: ["--durability", durability])
+            let node = try await ShoalProcess.start(dataDirectory: directory.path, arguments: arguments)
             // Everything acknowledged in earlier lives is still there after a restart.
             try await verify(ledger, on: node)
             ledger.stopped.withLock { $0 = false }
@@ -41,7 +49,7 @@ import TestSupport
             #expect(await node.waitForExit() == SIGKILL)
         }
         #expect(ledger.all.count > 50, "the writers made too little progress to test anything")
-        let node = try await ShoalProcess.start(dataDirectory: directory.path)
+        let node = try await ShoalProcess.start(dataDirectory: directory.path, arguments: arguments)
         try await verify(ledger, on: node)
         node.signal(SIGTERM)
         #expect(await node.waitForExit() == 0)

@@ -13,5 +13,9 @@ extension HTTPResult {
         }
     }
 
+    func expectStatus(_ status: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(self.status == status, "\(self)", sourceLocation: sourceLocation)
+    }
+
     var rev: String? { json["rev"]?.stringValue ?? json["_rev"]?.stringValue }
 }
