@@ -129,6 +129,20 @@ let package = Package(
             path: "Benchmarks/ConflictResolution",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "Encryption",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "DocumentModel", package: "Shoal"),
+                .product(name: "DocumentStore", package: "Shoal"),
+                .product(name: "Replication", package: "Shoal"),
+                .product(name: "ShoalNode", package: "Shoal"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/Encryption",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -45,37 +45,6 @@ final class NodeFixture: Sendable {
         await node.stop()
         directory.remove()
     }
-
-    /// `{"docs":[{"_id":"…", <sample body properties>}, …]}`.
-    static func requestBody(ids: [String]) -> ByteBuffer {
-        let properties = SampleBody.canonicalBytes.dropFirst()   // without the opening "{"
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(ids.count * (properties.count + 48) + 16)
-        buffer.writeString(#"{"docs":["#)
-        for (index, id) in ids.enumerated() {
-            if index > 0 { buffer.writeString(",") }
-            buffer.writeString(#"{"_id":""#)
-            buffer.writeString(id)
-            buffer.writeString(#"","#)
-            buffer.writeBytes(properties)
-        }
-        buffer.writeString("]}")
-        return buffer
-    }
-
-    /// Checks that every document of a `_bulk_docs` response was written.
-    static func check(_ response: KeepAliveHTTPClient.Response, count: Int) throws {
-        guard response.status == .created else {
-            throw BenchmarkFailure("_bulk_docs answered \(response.status): \(response.bodyString.prefix(300))")
-        }
-        guard let results = try JSON.parse(Array(response.body.readableBytesView)).arrayValue,
-              results.count == count else {
-            throw BenchmarkFailure("_bulk_docs response does not list \(count) results")
-        }
-        if let failed = results.first(where: { $0["error"] != nil }) {
-            throw BenchmarkFailure("_bulk_docs rejected a document: \(failed)")
-        }
-    }
 }
 
 
@@ -104,7 +73,7 @@ let benchmarks: @Sendable () -> Void = {
         ) { benchmark in
             let fixture = state.current
             let bodies = (0..<requestsPerIteration).map { _ in
-                NodeFixture.requestBody(ids: state.ids.next(docsPerRequest))
+                BulkDocsRequest.body(ids: state.ids.next(docsPerRequest))
             }
             var responses: [KeepAliveHTTPClient.Response] = []
             responses.reserveCapacity(requestsPerIteration)
@@ -116,7 +85,7 @@ let benchmarks: @Sendable () -> Void = {
             let elapsed = ContinuousClock.now - start
             benchmark.stopMeasurement()
             for response in responses {
-                try NodeFixture.check(response, count: docsPerRequest)
+                try BulkDocsRequest.check(response, count: docsPerRequest)
             }
             benchmark.measurement(docsPerSecond, ratePerSecond(docsPerRequest * requestsPerIteration, elapsed))
         } setup: {

@@ -88,12 +88,14 @@ public final class StoreFixture: Sendable {
     public let directory: TemporaryDirectory
     public let store: DocumentStore
 
-    public init(durability: StoreConfiguration.Durability) throws {
+    /// A store in a fresh directory; with `encryption`, an encrypted one.
+    public init(durability: StoreConfiguration.Durability, encryption: EncryptionKey? = nil) throws {
         directory = try TemporaryDirectory("store-\(durability.rawValue)")
         var logger = Logger(label: "bench.store")
         logger.logLevel = .warning
         store = try DocumentStore(
-            configuration: StoreConfiguration(name: "bench", location: .directory(directory.path), durability: durability),
+            configuration: StoreConfiguration(
+                name: "bench", location: .directory(directory.path), durability: durability, encryption: encryption),
             logger: logger)
     }
 
