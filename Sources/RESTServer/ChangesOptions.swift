@@ -4,7 +4,7 @@ import Foundation
 /// The options of one `_changes` request, from the query string and (for POST) the
 /// JSON body.
 struct ChangesOptions: Sendable {
-    enum Feed: String, Sendable { case normal, longpoll, continuous }
+    enum Feed: String, Sendable { case normal, longpoll, continuous, eventsource }
 
     var feed: Feed = .normal
     /// Start after this sequence; nil means "now" (only new changes).
@@ -22,7 +22,9 @@ struct ChangesOptions: Sendable {
     /// Give up waiting for changes after this long.
     var timeout: Duration = .seconds(300)
 
-    init(query: QueryParameters, body: [String: JSON]?) throws(HTTPFailure) {
+    /// `lastEventID`: the `Last-Event-ID` header of an EventSource that reconnects; it
+    /// wins over `since` (the client saw everything up to it).
+    init(query: QueryParameters, body: [String: JSON]?, lastEventID: String? = nil) throws(HTTPFailure) {
         // A POST body may carry any option; body values win over the query string.
         var merged = query
         if let body {
@@ -69,6 +71,12 @@ struct ChangesOptions: Sendable {
         }
         if let timeout = try merged.int("timeout") {
             self.timeout = .milliseconds(timeout)
+        }
+        if feed == .eventsource {
+            // An event stream stays open (proxies and browsers need traffic to keep it):
+            // a heartbeat event every 30 s unless asked otherwise.
+            if heartbeat == nil { heartbeat = .seconds(30) }
+            if let lastEventID, !lastEventID.isEmpty { since = try Self.parseSequence(lastEventID) }
         }
     }
 

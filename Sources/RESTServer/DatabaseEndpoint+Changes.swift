@@ -10,7 +10,7 @@ extension DatabaseEndpoint {
     /// Logs under Sync Gateway's `Changes` key.
     static let changesLogger = Logger(label: "Changes")
 
-    /// `GET/POST /{db}/_changes` with `feed=normal|longpoll|continuous`.
+    /// `GET/POST /{db}/_changes` with `feed=normal|longpoll|continuous|eventsource`.
     func changes() async throws -> Response {
         try allow(request, "GET,HEAD,POST", request.isRead || request.method == .post)
         var body: [String: JSON]?
@@ -23,7 +23,8 @@ extension DatabaseEndpoint {
                 body = object
             }
         }
-        let options = try ChangesOptions(query: query, body: body)
+        let options = try ChangesOptions(
+            query: query, body: body, lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!])
         let since = options.since ?? store.committedSequence
         Self.changesLogger.debug(
             "\(store.name): feed=\(options.feed.rawValue) since=\(since) limit=\(options.limit.map(String.init) ?? "none")")
@@ -34,7 +35,9 @@ extension DatabaseEndpoint {
         case .longpoll:
             return longpoll(since: since, options: options)
         case .continuous:
-            return continuous(since: since, options: options)
+            return continuous(since: since, options: options, events: false)
+        case .eventsource:
+            return continuous(since: since, options: options, events: true)
         }
     }
 
@@ -112,8 +115,10 @@ extension DatabaseEndpoint {
     }
 
     /// One JSON object per line as changes happen, newline heartbeats, and a final
-    /// `{"last_seq": N}` when the limit or the timeout is reached.
-    private func continuous(since: UInt64, options: ChangesOptions) -> Response {
+    /// `{"last_seq": N}` when the limit or the timeout is reached. With `events`
+    /// (`feed=eventsource`), the same entries as Server-Sent Events: `id:` is the
+    /// entry's sequence, `data:` its JSON, and heartbeats are `heartbeat` events.
+    private func continuous(since: UInt64, options: ChangesOptions, events: Bool) -> Response {
         let endpoint = self
         let body = ResponseBody { writer in
             var last = since
@@ -123,7 +128,13 @@ extension DatabaseEndpoint {
                 let (entries, next) = try await endpoint.changeEntries(since: last, options: options, limit: remaining)
                 if !entries.isEmpty {
                     var text = ""
-                    for entry in entries { text += entry.canonicalString + "\n" }
+                    for entry in entries {
+                        if events {
+                            text += ServerSentEvents.event(id: entry["seq"]?.canonicalString, data: entry.canonicalString)
+                        } else {
+                            text += entry.canonicalString + "\n"
+                        }
+                    }
                     try await writer.write(ByteBuffer(string: text))
                     remaining = remaining.map { $0 - entries.count }
                     idleSince = ContinuousClock.now
@@ -134,12 +145,18 @@ extension DatabaseEndpoint {
                 if idleLeft <= .zero && options.heartbeat == nil { break }
                 let wait = options.heartbeat.map { min($0, max(idleLeft, .milliseconds(1))) } ?? idleLeft
                 if await !endpoint.store.waitForChange(after: last, timeout: wait) {
-                    if options.heartbeat != nil { try await writer.write(ByteBuffer(string: "\n")) }
+                    if options.heartbeat != nil {
+                        try await writer.write(ByteBuffer(string: events ? ServerSentEvents.heartbeat : "\n"))
+                    }
                     if options.heartbeat == nil && ContinuousClock.now - idleSince >= options.timeout { break }
                 }
             }
-            try await writer.write(ByteBuffer(string: "{\"last_seq\":\(last)}\n"))
+            if !events { try await writer.write(ByteBuffer(string: "{\"last_seq\":\(last)}\n")) }
             try await writer.finish(nil)
+        }
+        if events {
+            return Response(
+                status: .ok, headers: [.contentType: ServerSentEvents.contentType, .cacheControl: "no-cache"], body: body)
         }
         return Response(status: .ok, headers: [.contentType: "application/json"], body: body)
     }

@@ -93,4 +93,34 @@ import TestSupport
             #expect(timed.text.trimmingCharacters(in: .whitespacesAndNewlines) == "{\"last_seq\":4}")
         }
     }
+
+    /// `feed=eventsource`: Server-Sent Events (CouchDB's shape), heartbeat events,
+    /// and `Last-Event-ID` resuming after the last event a browser saw.
+    @Test func eventSourceFeedStreamsServerSentEvents() async throws {
+        try await withNode { node in
+            _ = try await node.request("PUT", "/db/a", json: ["v": 1])
+            async let stream = node.request("GET", "/db/_changes?feed=eventsource&since=0&limit=3&heartbeat=50")
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await node.request("PUT", "/db/b", json: ["v": 1])
+            _ = try await node.request("PUT", "/db/c", json: ["v": 1])
+            let result = try await stream
+            #expect(result.headers["content-type"] == "text/event-stream")
+            let events = result.text.components(separatedBy: "\n\n").filter { !$0.isEmpty }
+            let changes = events.filter { !$0.hasPrefix("event: heartbeat") }
+            #expect(changes.count == 3, "\(result.text)")
+            #expect(events.contains { $0.hasPrefix("event: heartbeat") }, "\(result.text)")
+            for (index, (event, id)) in zip(changes, ["a", "b", "c"]).enumerated() {
+                let lines = event.split(separator: "\n")
+                #expect(lines.first == "id: \(index + 1)")
+                let data = try JSON.parse(String(lines.last!.dropFirst("data: ".count)))
+                #expect(data["id"] == .string(id))
+                #expect(data["seq"] == .int(Int64(index + 1)))
+            }
+            // A reconnecting EventSource sends the last id it saw.
+            let resumed = try await node.request(
+                "GET", "/db/_changes?feed=eventsource&limit=1", headers: ["Last-Event-ID": "2"])
+            #expect(resumed.text.hasPrefix("id: 3\ndata: "), "\(resumed.text)")
+            #expect(resumed.text.contains("\"id\":\"c\""))
+        }
+    }
 }
