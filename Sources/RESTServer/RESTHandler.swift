@@ -123,6 +123,9 @@ public struct RESTHandler: Sendable {
         case "_bulk_docs": return try await database.bulkDocs()
         case "_bulk_get": return try await database.bulkGet()
         case "_revs_diff": return try await database.revsDiff()
+        case "_find": return try await database.find()
+        case "_explain": return try await database.explain()
+        case "_index": return try await database.index(path: rest.dropFirst())
         case "_compact", "_purge", "_conflicts", "_raw", "_resync", "_rekey":
             try database.requireAdminPrincipal("\(second) is on the admin port")
             switch second {
