@@ -76,7 +76,7 @@ public struct WebSocketDialer: BLIPDialer {
                 }
             } catch var refusal as BLIPUpgradeRefused {
                 if refusal.status == 400 && refusal.body.isEmpty {
-                    // Hummingbird answers every refused upgrade with a bare 400: ask
+                    // Older Shoal nodes (plain Hummingbird) answer every refused upgrade with a bare 400: ask
                     // the same request without the upgrade to get the real status and reason.
                     refusal = await BLIPWebSocket.probe(url: plan.url, headers: fields, tls: plan.tls, hook: plan.hook) ?? refusal
                 }
