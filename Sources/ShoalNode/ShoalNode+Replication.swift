@@ -13,6 +13,7 @@ extension ShoalNode: SyncAcceptor {
     /// Who may connect: the admin port and mesh peers (with the mesh secret's proof when
     /// the database has one) replicate everything; anyone else authenticates as a user
     /// (Basic, session cookie or GUEST) and gets that user's channels and write rules.
+    /// Clients that are neither mesh peers nor Shoal replicators are in no-conflicts mode.
     public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async throws(SyncRefusal) -> SyncAcceptance {
         guard let store = self.database(named: database) else { throw .noDatabase(database) }
         let peerNodeID = headers[WebSocketDialer.nodeIDHeader]
@@ -37,6 +38,9 @@ extension ShoalNode: SyncAcceptor {
                 throw SyncRefusal(status: error.status, reason: error.reason)
             }
         }
+        // Couchbase Lite clients (anything that is neither a mesh peer nor Shoal's own
+        // replicator) replicate in Sync Gateway's no-conflicts mode.
+        access.noConflicts = peerNodeID == nil && headers[WebSocketDialer.replicatorHeader] == nil
         let mesh = peerNodeID == nil ? nil : meshes[database]
         if let mesh, let peerNodeID, !mesh.acceptsInbound(from: peerNodeID) {
             // Not 401/403/404: the dialer retries (the link may be gone by then).
