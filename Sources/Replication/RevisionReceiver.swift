@@ -212,7 +212,8 @@ final class RevisionReceiver: Sendable {
     /// `proposeChanges` (`[docID, revID, serverRevID?, bodySize?]`): 0 = send it, 304 =
     /// have it. A mesh peer's branches are welcome (the mesh resolves conflicts); a
     /// client in no-conflicts mode gets 409 for a revision whose `serverRevID` is not
-    /// our current revision, as Sync Gateway and couchbase-lite-core's RevFinder answer.
+    /// our current revision, as Sync Gateway and couchbase-lite-core's RevFinder answer
+    /// (`{"status": 409, "rev": current}` when the request has `conflictIncludesRev`).
     func handleProposeChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
         guard let items = try ReplicationMessages.parseJSONBody(message).arrayValue else {
             throw ReplicationMessages.error(400, "proposeChanges body must be a JSON array")
@@ -233,7 +234,15 @@ final class RevisionReceiver: Sendable {
             } catch {
                 throw ReplicationMessages.error(error)
             }
-            answers = proposals.map { .int(Int64(Self.proposalStatus(rev: $0.rev, parent: $0.parent, tree: found[$0.docID]?.tree))) }
+            // Couchbase Lite 3 asks (`conflictIncludesRev`) for our current revision with
+            // each 409, and retries at once when it already descends from it.
+            let includeRev = message["conflictIncludesRev"] == "true"
+            answers = proposals.map { proposal in
+                let tree = found[proposal.docID]?.tree
+                let status = Self.proposalStatus(rev: proposal.rev, parent: proposal.parent, tree: tree)
+                guard status == 409, includeRev, let winner = tree?.winner else { return .int(Int64(status)) }
+                return ["status": 409, "rev": .string(winner.description)]
+            }
         } else {
             answers = try await missing(proposals.map { ($0.docID, $0.rev) }).map { $0 == nil ? 304 : 0 }
         }

@@ -78,6 +78,11 @@ import TestSupport
                 ["d", .string(server.description), .string(base.description)],
             ])
             #expect(answers == [409, 0, 304])
+            // Couchbase Lite 3 asks for our current revision with the 409.
+            let detailed = try await connection.sendRequest(BLIPMessage(
+                profile: "proposeChanges", properties: [("conflictIncludesRev", "true")],
+                body: JSON.array([["d", .string(Self.clientEdit.description), .string(base.description)]]).canonicalBytes()))
+            #expect(try JSON.parse(detailed.body) == [["status": 409, "rev": .string(server.description)]])
             // The same revision sent as a `rev` anyway (a `changes`-mode pusher): 409.
             do {
                 try await Self.rev(connection, id: "d", rev: Self.clientEdit, history: [base], body: ["v": "client"])
