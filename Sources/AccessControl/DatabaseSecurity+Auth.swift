@@ -14,14 +14,17 @@ extension DatabaseSecurity {
 
     /// Who makes a request, from its `Authorization` and `Cookie` headers. Without
     /// credentials the request is GUEST's, if GUEST is enabled. Throws 401 with
-    /// Sync Gateway's reasons (`Invalid login`, `Login required`, `Session expired`).
+    /// Sync Gateway's reasons (`Invalid login`, `Login required`, `Session expired`),
+    /// or 403 `User is disabled` for the right password (or a session) of a disabled
+    /// user: logging in again cannot help.
     public func authenticate(authorization: String?, cookie: String?) async throws(PrincipalError) -> Principal {
         if let authorization {
             guard authorization.utf8.count <= Self.maxAuthorizationLength else { throw Self.invalidLogin }
             guard let (name, password) = Self.basicCredentials(authorization) else { throw Self.invalidLogin }
-            guard let (user, stored) = try await storedUser(named: name), !user.disabled, let hash = user.passwordHash,
+            guard let (user, stored) = try await storedUser(named: name), let hash = user.passwordHash,
                   verify(user: name, password: password, hash: hash)
             else { throw Self.invalidLogin }
+            if user.disabled { throw Self.disabledUser }
             return .user(try await access(for: user, stored: stored))
         }
         if let sessionID = cookie.flatMap(Self.sessionID(fromCookie:)) {
@@ -32,7 +35,8 @@ extension DatabaseSecurity {
                 throw PrincipalError(error)
             }
             guard let session, session.expires > Date() else { throw PrincipalError(status: 401, reason: "Session expired") }
-            guard let (user, stored) = try await storedUser(named: session.user), !user.disabled else { throw Self.invalidLogin }
+            guard let (user, stored) = try await storedUser(named: session.user) else { throw Self.invalidLogin }
+            if user.disabled { throw Self.disabledUser }
             return .user(try await access(for: user, stored: stored))
         }
         guard let (guest, stored) = try await storedUser(named: User.guestName), !guest.disabled else {
@@ -42,6 +46,7 @@ extension DatabaseSecurity {
     }
 
     static let invalidLogin = PrincipalError(status: 401, reason: "Invalid login")
+    static let disabledUser = PrincipalError(status: 403, reason: "User is disabled")
 
     /// Checks a password, remembering a success until the stored hash changes.
     func verify(user name: String, password: String, hash: PasswordHash) -> Bool {
@@ -83,19 +88,25 @@ extension DatabaseSecurity {
 
     // MARK: Sessions
 
-    /// Logs a user in with name and password (public `POST /{db}/_session`).
-    public func login(name: String, password: String, ttl: TimeInterval = DatabaseSecurity.defaultSessionTTL) async throws(PrincipalError) -> StoredSession {
-        guard let user = try await user(named: name), !user.disabled, let hash = user.passwordHash,
+    /// Logs a user in with name and password (public `POST /{db}/_session`); the
+    /// session gets `sessionID` when given (server-level `POST /_session` logs in to
+    /// every database under one ID), else a random one.
+    public func login(
+        name: String, password: String, ttl: TimeInterval = DatabaseSecurity.defaultSessionTTL, sessionID: String? = nil
+    ) async throws(PrincipalError) -> StoredSession {
+        guard let user = try await user(named: name), let hash = user.passwordHash,
               verify(user: name, password: password, hash: hash)
         else { throw Self.invalidLogin }
-        return try await createSession(user: name, ttl: ttl)
+        if user.disabled { throw Self.disabledUser }
+        return try await createSession(user: name, ttl: ttl, id: sessionID)
     }
 
     /// Creates a session for an existing user (admin `POST /{db}/_session`).
-    public func createSession(user name: String, ttl: TimeInterval = DatabaseSecurity.defaultSessionTTL) async throws(PrincipalError) -> StoredSession {
+    public func createSession(
+        user name: String, ttl: TimeInterval = DatabaseSecurity.defaultSessionTTL, id given: String? = nil
+    ) async throws(PrincipalError) -> StoredSession {
         guard try await user(named: name) != nil else { throw PrincipalError(status: 404, reason: "missing") }
-        var generator = SystemRandomNumberGenerator()
-        let id = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+        let id = given ?? Self.newSessionID()
         let session = StoredSession(id: id, user: name, expires: Date().addingTimeInterval(ttl), ttl: ttl)
         do throws(StoreError) {
             try await store.saveSession(session)
@@ -103,6 +114,12 @@ extension DatabaseSecurity {
             throw PrincipalError(error)
         }
         return session
+    }
+
+    /// A new random session ID (40 hex digits).
+    public static func newSessionID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<20).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
     }
 
     /// Ends a session (`DELETE /{db}/_session`); false when there was none.

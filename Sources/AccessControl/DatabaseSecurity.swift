@@ -151,10 +151,9 @@ public final class DatabaseSecurity: Sendable {
             for grant in try await store.channelGrants(to: grantees) {
                 add(grant.channel, max(grant.sequence, roleSince[grant.grantee] ?? 0))
             }
-            // Roles a user holds count only if they exist.
-            var existingRoles: [String: UInt64] = [:]
-            for (name, since) in roles where roleSince["role:\(name)"] != nil { existingRoles[name] = since }
-            return UserAccess(user: user, roles: existingRoles, channels: channels)
+            // Every role name granted counts (requireRole, `roles` of GET _user), as in
+            // Sync Gateway; only a role that exists adds channels (above).
+            return UserAccess(user: user, roles: roles, channels: channels)
         } catch {
             throw PrincipalError(error)
         }

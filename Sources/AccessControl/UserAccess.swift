@@ -6,7 +6,9 @@ import DocumentModel
 /// documents' current revisions.
 public struct UserAccess: Sendable, Equatable {
     public let user: User
-    /// Role name → sequence from which the user has it.
+    /// Role name → sequence from which the user has it: every role name granted
+    /// (`admin_roles`, `role()`), whether or not a role document exists (Sync Gateway's
+    /// rule; only an existing role adds channels).
     public let roles: [String: UInt64]
     /// Channel name → sequence from which the user can read it. Always holds the
     /// public channel `!`.

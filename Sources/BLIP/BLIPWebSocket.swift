@@ -90,7 +90,8 @@ public enum BLIPWebSocket {
         try await run(
             transport: WebSocketTransport(outbound: outbound),
             inbound: WebSocketEvents(messages: inbound.messages(maxSize: maxWebSocketFrame)),
-            configuration: configuration, logger: logger, closeWhenSessionEnds: closeWhenSessionEnds, session: session)
+            configuration: configuration, logger: logger, closeWhenSessionEnds: closeWhenSessionEnds,
+            prepare: { connection in { try await session(connection) } })
     }
 
     /// Runs a BLIP connection over a link set up by `prepareServerLink` (or the
@@ -101,7 +102,21 @@ public enum BLIPWebSocket {
     ) async throws {
         try await run(
             transport: link, inbound: link.inbound, configuration: configuration, logger: logger,
-            closeWhenSessionEnds: closeWhenSessionEnds, session: session)
+            closeWhenSessionEnds: closeWhenSessionEnds, prepare: { connection in { try await session(connection) } })
+    }
+
+    /// Runs a BLIP connection over a link, for a passive peer: `prepare` is called
+    /// with the connection *before the first frame is read* (register every request
+    /// handler there: a client may send its first requests in the same TCP segment as
+    /// the end of its upgrade request), and returns what runs while the connection
+    /// lives.
+    public static func run(
+        link: WebSocketLink, configuration: BLIPConfiguration = .init(), logger: Logger, closeWhenSessionEnds: Bool,
+        prepare: @escaping @Sendable (BLIPConnection) -> @Sendable () async throws -> Void
+    ) async throws {
+        try await run(
+            transport: link, inbound: link.inbound, configuration: configuration, logger: logger,
+            closeWhenSessionEnds: closeWhenSessionEnds, prepare: prepare)
     }
 
     /// Server side, from the HTTP server's upgrade decision (before it answers 101):
@@ -122,16 +137,18 @@ public enum BLIPWebSocket {
     static func run(
         transport: any BLIPTransport, inbound: some AsyncSequence<BLIPTransportEvent, Never> & Sendable,
         configuration: BLIPConfiguration, logger: Logger, closeWhenSessionEnds: Bool,
-        session: @escaping @Sendable (BLIPConnection) async throws -> Void
+        prepare: @escaping @Sendable (BLIPConnection) -> @Sendable () async throws -> Void
     ) async throws {
         let connection = BLIPConnection(transport: transport, configuration: configuration, logger: logger)
+        // Handlers are in place before the reader starts.
+        let session = prepare(connection)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The reader pulls straight from the WebSocket (no hop through a buffer).
                 try await connection.run(inbound: inbound)
             }
             group.addTask {
-                try await session(connection)
+                try await session()
                 if closeWhenSessionEnds { await connection.close() }
             }
             // The first failure (or the end of the connection) ends everything.

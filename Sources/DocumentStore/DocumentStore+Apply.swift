@@ -66,6 +66,9 @@ extension DocumentStore {
                 parentDeleted = parentNode.deleted
                 if parentNode.hasBody { parentBody = try existing.body(db, of: history[1]) }
             }
+            if update.noConflicts, !tree.contains(revID), !extendsWinner(history, tree: tree) {
+                throw StoreError.updateConflict
+            }
             if tree.contains(revID) {
                 // Known placeholder without a body (an ancestor we learned from a history):
                 // store the body now; no new sequence.
@@ -159,6 +162,15 @@ extension DocumentStore {
     private static func parentRevision(of update: PreparedUpdate) -> RevID? {
         if case .replicate(let history) = update.mode, history.count > 1 { return history[1] }
         return nil
+    }
+
+    /// No-conflicts mode: whether a replicated history continues the current winner
+    /// (its nearest ancestor held here is the winning leaf), or, sharing no ancestor
+    /// with the document, lands on an absent or deleted one.
+    static func extendsWinner(_ history: [RevID], tree: RevTree) -> Bool {
+        guard let winner = tree.winner else { return true }
+        guard let known = history.dropFirst().first(where: { tree.contains($0) }) else { return tree.isDeleted }
+        return known == winner
     }
 
     /// The parent a normal edit attaches to, or a conflict.

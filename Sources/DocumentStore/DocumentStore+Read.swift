@@ -12,6 +12,19 @@ extension DocumentStore {
         }
     }
 
+    /// The metadata of several documents in one read (absent ones are left out).
+    public func metadata(_ docIDs: [String]) async throws(StoreError) -> [String: DocumentMetadata] {
+        try await read { db in
+            var found: [String: DocumentMetadata] = [:]
+            for docID in Set(docIDs) {
+                if let row = try DocumentRow.loadTree(db, key: docID) {
+                    found[docID] = DocumentMetadata(docID: docID, tree: row.tree, sequence: row.sequence)
+                }
+            }
+            return found
+        }
+    }
+
     /// The winning revision (`rev == nil`; 404 `deleted` when the document is deleted)
     /// or a given revision (returned even if it is a tombstone; 404 `missing` if
     /// unknown or its body is gone).

@@ -101,6 +101,8 @@ extension DocumentStore {
         let attachments: [String: PendingAttachment]
         let deleted: Bool
         let mode: DocumentUpdate.Mode
+        /// `DocumentUpdate.noConflicts`.
+        var noConflicts = false
         /// Canonical JSON of `properties` when there are no attachments.
         var encoded: [UInt8]?
         /// The revision ID for an edit on its requested parent (valid when that parent is used).
@@ -166,7 +168,7 @@ extension DocumentStore {
         }
         var prepared = PreparedUpdate(
             docID: update.docID, properties: properties, attachments: attachments,
-            deleted: update.deleted, mode: update.mode)
+            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts)
         if attachments.isEmpty {
             let bytes: [UInt8]
             if let canonical = update.canonicalBody, attachmentsJSON == nil {

@@ -79,12 +79,21 @@ public struct DocumentUpdate: Sendable {
     /// encoding `body` again. Only for a body without `_attachments`; it must be exactly
     /// `JSON.object(body).canonicalBytes()` (checked in debug builds).
     public var canonicalBody: [UInt8]?
+    /// Sync Gateway's no-conflicts mode for a replicated revision (a Couchbase Lite
+    /// client's push): refused with `409` when it would start a branch, i.e. when the
+    /// nearest ancestor in its history that the store holds is not the current winner
+    /// (with no such ancestor, only an absent or deleted document accepts it).
+    public var noConflicts: Bool
 
-    public init(docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode, canonicalBody: [UInt8]? = nil) {
+    public init(
+        docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode, canonicalBody: [UInt8]? = nil,
+        noConflicts: Bool = false
+    ) {
         self.docID = docID
         self.body = body
         self.deleted = deleted
         self.mode = mode
         self.canonicalBody = canonicalBody
+        self.noConflicts = noConflicts
     }
 }

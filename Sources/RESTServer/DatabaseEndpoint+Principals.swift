@@ -118,11 +118,16 @@ extension DatabaseEndpoint {
     }
 
     private func cookie(_ id: String, expires: Date) -> String {
+        Self.sessionCookie(id, expires: expires, path: "/\(store.name)")
+    }
+
+    /// The `Set-Cookie` value of a session (`path`: `/{db}`, or `/` for the server's).
+    static func sessionCookie(_ id: String, expires: Date, path: String) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return "\(DatabaseSecurity.sessionCookieName)=\(id); Path=/\(store.name); Expires=\(formatter.string(from: expires)); HttpOnly"
+        return "\(DatabaseSecurity.sessionCookieName)=\(id); Path=\(path); Expires=\(formatter.string(from: expires)); HttpOnly"
     }
 
     static func iso8601(_ date: Date) -> String {

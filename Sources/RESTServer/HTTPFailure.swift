@@ -27,8 +27,16 @@ struct HTTPFailure: Error, Sendable {
     }
 
     init(_ error: PrincipalError) {
-        let status = HTTPResponse.Status(code: error.status)
-        let name: String = switch error.status {
+        self.init(status: error.status, reason: error.reason)
+    }
+
+    init(_ refusal: SyncRefusal) {
+        self.init(status: refusal.status, reason: refusal.reason)
+    }
+
+    /// A status with Sync Gateway's error name for it.
+    init(status code: Int, reason: String) {
+        let name: String = switch code {
         case 401: "Unauthorized"
         case 403: "forbidden"
         case 404: "not_found"
@@ -36,8 +44,15 @@ struct HTTPFailure: Error, Sendable {
         case 500...: "internal_error"
         default: "bad_request"
         }
-        self.init(status, name, error.reason)
+        self.init(HTTPResponse.Status(code: code), name, reason)
     }
+
+    /// Sync Gateway's challenge, sent with every 401 (Couchbase Lite 2.x sends its
+    /// credentials only after it).
+    static let challenge = "Basic realm=\"Couchbase Sync Gateway\""
+
+    /// Headers every answer with this failure carries.
+    var headers: HTTPFields { status == .unauthorized ? [.wwwAuthenticate: Self.challenge] : [:] }
 
     /// 403 for a document the user's channels do not include.
     static let forbiddenDocument = HTTPFailure(.forbidden, "forbidden", "forbidden")

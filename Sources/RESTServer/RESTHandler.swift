@@ -44,9 +44,16 @@ public struct RESTHandler: Sendable {
     public func respond(to request: Request) async -> Response {
         let start = ContinuousClock.now
         var response: Response
+        let cors = configuration.cors.flatMap { !isAdmin || $0.onAdminPort ? $0 : nil }
         do {
             let rest = try RESTRequest(request, isAdmin: isAdmin)
-            response = try await route(rest)
+            if let cors, request.method == .options {
+                // The preflight: no authentication, on every route.
+                let fields = cors.preflightHeaders(origin: request.headers[.origin], sessionRoute: CORSPolicy.isSessionRoute(rest.segments))
+                response = Response(status: .noContent, headers: fields)
+            } else {
+                response = try await route(rest)
+            }
         } catch let failure as HTTPFailure {
             response = RESTResponse.failure(failure)
         } catch {
@@ -56,6 +63,12 @@ public struct RESTHandler: Sendable {
         // HEAD: the GET answer's headers (Content-Length included) without its body.
         if request.method == .head { response = response.createHeadResponse() }
         response.headers[.server] = "Shoal/\(configuration.version)"
+        if let cors, request.method != .options {
+            let sessionRoute = CORSPolicy.isSessionRoute(request.uri.path.split(separator: "/").map(String.init))
+            for field in cors.responseHeaders(origin: request.headers[.origin], sessionRoute: sessionRoute) {
+                response.headers[field.name] = field.value
+            }
+        }
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics?.record(method: request.method.rawValue, status: response.status.code, seconds: seconds)
@@ -84,6 +97,7 @@ public struct RESTHandler: Sendable {
             guard let mesh else { throw HTTPFailure.notFound("no mesh") }
             return RESTResponse.json(mesh.meshStatus())
         }
+        if first == "_session" { return try await serverSession(request) }
         if first.hasPrefix("_") { throw HTTPFailure.notFound("Unknown URL") }
         guard let store = registry.database(named: first) else {
             throw HTTPFailure.notFound("no such database '\(first)'")
@@ -208,6 +222,8 @@ public struct RESTConfiguration: Sendable {
     public var startTime: UInt64
     /// The node's ID, shown in `GET /` (mesh peers learn each other's IDs from it).
     public var nodeID: String?
+    /// Cross-origin access for browser apps (nil: none, the default).
+    public var cors: CORSPolicy?
 
     public init(version: String, maxRequestBytes: Int = 64 * 1024 * 1024, maxAttachmentBytes: Int = 1 << 30) {
         self.version = version

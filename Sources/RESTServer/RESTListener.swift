@@ -12,23 +12,29 @@ import ServiceLifecycle
 /// Accepts BLIP replication connections for a database (ShoalNode implements it
 /// with the Replication module).
 public protocol SyncAcceptor: Sendable {
-    /// The session to run over a new connection to `database`, or nil to refuse the
-    /// upgrade (no such database, or the client is not allowed in: the request then gets
-    /// the REST answer for `/{db}/_blipsync`, e.g. 401). `headers` are the upgrade
-    /// request's: credentials (`Authorization`, `Cookie`), and for a mesh peer its
-    /// `X-Shoal-Node-ID` and proof of the mesh secret. `tlsBinding` is the SHA-256 of
-    /// the certificate this connection's TLS presented (nil for a plain connection).
-    func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async -> SyncAcceptance?
+    /// The session to run over a new connection to `database`; throws the refusal the
+    /// client gets instead (404 no such database, 401 no or bad credentials, 403 a
+    /// disabled user, …). `headers` are the upgrade request's: credentials
+    /// (`Authorization`, `Cookie`), and for a mesh peer its `X-Shoal-Node-ID` and proof
+    /// of the mesh secret. `tlsBinding` is the SHA-256 of the certificate this
+    /// connection's TLS presented (nil for a plain connection).
+    func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async throws(SyncRefusal) -> SyncAcceptance
 }
 
-/// An accepted BLIP connection: the session to run, and headers for the 101 answer
+/// An accepted BLIP connection: how to serve it, and headers for the 101 answer
 /// (a mesh node's ID and its answer to the dialer's proof).
 public struct SyncAcceptance: Sendable {
-    public let session: @Sendable (BLIPConnection) async throws -> Void
+    /// Called with the connection before its first frame is read (a client may send
+    /// requests in the same TCP segment as the end of its upgrade): registers the
+    /// request handlers, and returns what runs while the connection lives.
+    public let start: @Sendable (BLIPConnection) -> @Sendable () async throws -> Void
     public let responseHeaders: HTTPFields
 
-    public init(responseHeaders: HTTPFields = [:], session: @escaping @Sendable (BLIPConnection) async throws -> Void) {
-        self.session = session
+    public init(
+        responseHeaders: HTTPFields = [:],
+        start: @escaping @Sendable (BLIPConnection) -> @Sendable () async throws -> Void
+    ) {
+        self.start = start
         self.responseHeaders = responseHeaders
     }
 }
@@ -46,22 +52,33 @@ public enum RESTListener {
         let webSocket = WebSocketServerConfiguration(
             maxFrameSize: BLIPWebSocket.maxWebSocketFrame, autoPing: .disabled, closeTimeout: BLIPWebSocket.closeTimeout)
         let isAdmin = handler.isAdmin
+        let serverName = "Shoal/\(handler.configuration.version)"
         let syncLogger = Logger(label: "Sync")
         let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) async throws -> ShouldUpgradeResult<
             WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
         > = { request, channel, _ in
-            guard let sync, let database = syncDatabase(request.path),
-                  let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol])
-            else { return .dontUpgrade }
+            guard let sync, let database = syncDatabase(request.path) else { return .dontUpgrade }
+            guard let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol]) else {
+                let failure = HTTPFailure.badRequest("This endpoint needs a WebSocket upgrade with subprotocol BLIP_3+CBMobile_3")
+                try await UpgradeRefusalWriter.refuse(channel: channel, failure: failure, serverName: serverName)
+                return .dontUpgrade
+            }
             // Over TLS the binding is this listener's certificate.
             var secure = false
             if tls != nil {
                 secure = (try? await channel.pipeline.containsHandler(type: NIOSSLServerHandler.self).get()) != nil
             }
-            guard let accepted = await sync.syncSession(
-                database: database, isAdmin: isAdmin, headers: request.headerFields,
-                tlsBinding: secure ? tls?.certificateDigest : nil)
-            else { return .dontUpgrade }
+            let accepted: SyncAcceptance
+            do throws(SyncRefusal) {
+                accepted = try await sync.syncSession(
+                    database: database, isAdmin: isAdmin, headers: request.headerFields,
+                    tlsBinding: secure ? tls?.certificateDigest : nil)
+            } catch {
+                // Answered here: Hummingbird would answer a declined upgrade with a bare 400.
+                syncLogger.debug("BLIP connection to \(database) refused: \(error.status) \(error.reason)")
+                try await UpgradeRefusalWriter.refuse(channel: channel, failure: HTTPFailure(error), serverName: serverName)
+                return .dontUpgrade
+            }
             syncLogger.debug("BLIP connection to \(database) (\(subprotocol)\(secure ? ", TLS" : ""))")
             let link = try await BLIPWebSocket.prepareServerLink(channel: channel, heartbeat: heartbeat)
             var answer = accepted.responseHeaders
@@ -69,7 +86,7 @@ public enum RESTListener {
             return .upgrade(answer) { _, _, _ in
                 do {
                     try await BLIPWebSocket.run(
-                        link: try await link.get(), logger: syncLogger, closeWhenSessionEnds: false, session: accepted.session)
+                        link: try await link.get(), logger: syncLogger, closeWhenSessionEnds: false, prepare: accepted.start)
                 } catch {
                     syncLogger.debug("BLIP connection to \(database) ended: \(error)")
                 }

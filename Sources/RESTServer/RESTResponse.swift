@@ -16,9 +16,7 @@ enum RESTResponse {
     }
 
     static func failure(_ failure: HTTPFailure) -> Response {
-        // Sync Gateway asks for Basic credentials on every 401.
-        let headers: HTTPFields = failure.status == .unauthorized ? [.wwwAuthenticate: "Basic realm=\"Shoal\""] : [:]
-        return json(failure.json, status: failure.status, headers: headers)
+        json(failure.json, status: failure.status, headers: failure.headers)
     }
 
     /// `{"id": …, "ok": true, "rev": …}` with the new revision as ETag.

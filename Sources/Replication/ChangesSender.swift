@@ -10,7 +10,8 @@ import Synchronization
 /// a peer's `subChanges` and drives an active push alike.
 ///
 /// Every leaf revision of a changed document is offered (not only the winner), so
-/// conflicting branches reach every node.
+/// conflicting branches reach every node; a client in no-conflicts mode is offered
+/// the winner only (`Options.winnerOnly`).
 final class ChangesSender: Sendable {
     struct Options: Sendable {
         var since: UInt64 = 0
@@ -20,6 +21,10 @@ final class ChangesSender: Sendable {
         /// `sync_gateway/bychannel`: only documents in these channels.
         var channels: Set<String>?
         var activeOnly = false
+        /// Offer only each document's winning revision (a client in no-conflicts mode,
+        /// `PeerAccess.noConflicts`): never a losing branch, nor the tombstone that
+        /// resolved one, which would turn the client's live copy into a deletion.
+        var winnerOnly = false
         /// Rev messages awaiting their reply at once (the peer commits them in groups,
         /// so this window bounds its transaction size).
         var revsInFlight = 2048
@@ -295,7 +300,7 @@ final class ChangesSender: Sendable {
                     batch.pages.append(page)
                     continue
                 }
-                let offered = listing.tree.leaves
+                let offered = options.winnerOnly ? listing.tree.winner.map { [$0] } ?? [] : listing.tree.leaves
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
                     let deleted = listing.tree.node(for: rev)?.deleted ?? false

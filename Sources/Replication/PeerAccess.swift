@@ -18,13 +18,21 @@ public struct PeerAccess: Sendable {
     /// a pull resuming from there is told which documents it can no longer see.
     public var lostChannels: (@Sendable (UInt64) async throws -> Set<String>)?
 
+    /// Sync Gateway's no-conflicts mode, for clients (Couchbase Lite, anything that is
+    /// not a Shoal mesh peer): a pushed revision that would start a branch is refused
+    /// with 409 (`proposeChanges` entry, `rev` error), so the client pulls, resolves and
+    /// pushes a child of our revision; and the client is offered only each document's
+    /// winning revision, never a losing branch or the tombstone that resolved one.
+    public var noConflicts: Bool
+
     public init(
         author: (any Sendable)? = nil, channels: (@Sendable () async throws -> [String: UInt64]?)? = nil,
-        lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil
+        lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil, noConflicts: Bool = false
     ) {
         self.author = author
         self.channels = channels
         self.lostChannels = lostChannels
+        self.noConflicts = noConflicts
     }
 
     /// Everything, as an administrator (mesh peers, the admin port, active replications).

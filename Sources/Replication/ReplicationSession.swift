@@ -38,7 +38,9 @@ public final class ReplicationSession: Sendable {
         self.progress = progress
         self.access = access
         self.logger = logger
-        receiver = RevisionReceiver(store: store, connection: connection, progress: progress, author: access.author, logger: logger)
+        receiver = RevisionReceiver(
+            store: store, connection: connection, progress: progress, author: access.author, noConflicts: access.noConflicts,
+            logger: logger)
         receiver.register()
         // A pull waiting to catch up is released when the connection goes.
         connection.onClose { [receiver] in receiver.endPull() }
@@ -122,6 +124,7 @@ public final class ReplicationSession: Sendable {
         if let ids = try ReplicationMessages.parseJSONBody(message)["docIDs"]?.arrayValue {
             options.docIDs = Set(ids.compactMap(\.stringValue))
         }
+        options.winnerOnly = access.noConflicts
         let sender = ChangesSender(
             store: store, connection: connection, options: options, progress: progress, logger: logger,
             visibleChannels: access.channels, lostChannels: access.lostChannels)

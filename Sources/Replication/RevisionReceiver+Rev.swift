@@ -21,7 +21,7 @@ extension RevisionReceiver {
         Task {
             let update: DocumentUpdate
             do {
-                update = try Self.parseRev(message)
+                update = try Self.parseRev(message, noConflicts: noConflicts)
                 try await fetchMissingAttachments(update.body, docID: update.docID)
             } catch {
                 let failure = (error as any Error) as? BLIPError ?? BLIPError(code: 500, message: "\(error)")
@@ -54,7 +54,8 @@ extension RevisionReceiver {
         })
     }
 
-    static func parseRev(_ message: BLIPMessage) throws(BLIPError) -> DocumentUpdate {
+    /// `noConflicts`: the update is refused (409) if it would start a branch.
+    static func parseRev(_ message: BLIPMessage, noConflicts: Bool = false) throws(BLIPError) -> DocumentUpdate {
         let (parsed, isCanonical) = try ReplicationMessages.parseJSONBodyReportingCanonical(message)
         guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
             throw ReplicationMessages.error(400, "rev body must be a JSON object")
@@ -82,7 +83,7 @@ extension RevisionReceiver {
         for key in metadataKeys where body.removeValue(forKey: key) != nil { storesAsReceived = false }
         return DocumentUpdate(
             docID: docID, body: body, deleted: deleted, mode: .replicate(history: history),
-            canonicalBody: storesAsReceived ? message.body : nil)
+            canonicalBody: storesAsReceived ? message.body : nil, noConflicts: noConflicts)
     }
 
     /// Fetches (and verifies) every attachment the body names that is not stored yet.

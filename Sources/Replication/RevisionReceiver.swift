@@ -15,6 +15,8 @@ final class RevisionReceiver: Sendable {
     let progress: ReplicationProgress
     let logger: Logger
     let inserter: RevisionInserter
+    /// `PeerAccess.noConflicts`: refuse revisions that would start a branch.
+    let noConflicts: Bool
     private let pull = Mutex<PullState?>(nil)
 
     /// What an active pull waits for: every wanted revision, in the peer's sequence order.
@@ -30,15 +32,20 @@ final class RevisionReceiver: Sendable {
         var isIdle: Bool { caughtUp && tracker.isIdle }
     }
 
-    init(store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress, author: (any Sendable)? = nil, logger: Logger) {
+    init(
+        store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress, author: (any Sendable)? = nil,
+        noConflicts: Bool = false, logger: Logger
+    ) {
         self.store = store
         self.connection = connection
         self.progress = progress
         self.logger = logger
+        self.noConflicts = noConflicts
         // The inserter reports back without keeping the receiver alive.
         let owner = WeakReceiver()
         inserter = RevisionInserter(
-            store: store, author: author, parse: { message throws(BLIPError) in try Self.parseRev(message) },
+            store: store, author: author,
+            parse: { message throws(BLIPError) in try Self.parseRev(message, noConflicts: noConflicts) },
             onBatch: { outcomes in owner.receiver?.inserted(outcomes) })
         owner.receiver = self
     }
@@ -202,22 +209,55 @@ final class RevisionReceiver: Sendable {
         }
     }
 
-    /// `proposeChanges` (`[docID, revID, serverRevID]`): 0 = send it, 304 = have it.
-    /// Shoal keeps conflicts, so it never answers 409.
+    /// `proposeChanges` (`[docID, revID, serverRevID?, bodySize?]`): 0 = send it, 304 =
+    /// have it. A mesh peer's branches are welcome (the mesh resolves conflicts); a
+    /// client in no-conflicts mode gets 409 for a revision whose `serverRevID` is not
+    /// our current revision, as Sync Gateway and couchbase-lite-core's RevFinder answer
+    /// (`{"status": 409, "rev": current}` when the request has `conflictIncludesRev`).
     func handleProposeChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
         guard let items = try ReplicationMessages.parseJSONBody(message).arrayValue else {
             throw ReplicationMessages.error(400, "proposeChanges body must be a JSON array")
         }
-        var pairs: [(String, RevID)] = []
+        var proposals: [(docID: String, rev: RevID, parent: RevID?)] = []
         for item in items {
             guard let fields = item.arrayValue, fields.count >= 2, let docID = fields[0].stringValue,
                   let rev = fields[1].stringValue.flatMap(RevID.init)
             else { throw ReplicationMessages.error(400, "malformed proposeChanges entry \(item)") }
-            pairs.append((docID, rev))
+            let parent = fields.count > 2 ? fields[2].stringValue.flatMap(RevID.init) : nil
+            proposals.append((docID, rev, parent))
         }
-        var answers: [JSON] = try await missing(pairs).map { $0 == nil ? 304 : 0 }
+        var answers: [JSON]
+        if noConflicts {
+            let found: [String: DocumentMetadata]
+            do {
+                found = try await store.metadata(proposals.map(\.docID))
+            } catch {
+                throw ReplicationMessages.error(error)
+            }
+            // Couchbase Lite 3 asks (`conflictIncludesRev`) for our current revision with
+            // each 409, and retries at once when it already descends from it.
+            let includeRev = message["conflictIncludesRev"] == "true"
+            answers = proposals.map { proposal in
+                let tree = found[proposal.docID]?.tree
+                let status = Self.proposalStatus(rev: proposal.rev, parent: proposal.parent, tree: tree)
+                guard status == 409, includeRev, let winner = tree?.winner else { return .int(Int64(status)) }
+                return ["status": 409, "rev": .string(winner.description)]
+            }
+        } else {
+            answers = try await missing(proposals.map { ($0.docID, $0.rev) }).map { $0 == nil ? 304 : 0 }
+        }
         while answers.last == 0 { answers.removeLast() }
         return BLIPMessage(body: JSON.array(answers).canonicalBytes())
+    }
+
+    /// No-conflicts mode: 304 when we have the revision, 0 when it continues our
+    /// current revision (or the document is absent, or deleted and the revision starts
+    /// a new history), else 409.
+    static func proposalStatus(rev: RevID, parent: RevID?, tree: RevTree?) -> Int {
+        guard let tree, let winner = tree.winner else { return 0 }
+        if tree.contains(rev) { return 304 }
+        if parent == winner || (parent == nil && tree.isDeleted) { return 0 }
+        return 409
     }
 
     /// `norev`: the peer cannot send a revision it offered.

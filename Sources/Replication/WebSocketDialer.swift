@@ -29,7 +29,7 @@ public struct WebSocketDialer: BLIPDialer {
     let plan: (@Sendable (String) -> Plan)?
 
     public init(
-        configuration: BLIPConfiguration = .init(), extraHeaders: HTTPFields = [:],
+        configuration: BLIPConfiguration = .init(), extraHeaders: HTTPFields = WebSocketDialer.replicatorHeaders,
         plan: (@Sendable (String) -> Plan)? = nil, logger: Logger = Logger(label: "Sync")
     ) {
         self.configuration = configuration
@@ -40,6 +40,13 @@ public struct WebSocketDialer: BLIPDialer {
 
     /// The header a mesh node sends its node ID in (and answers with its own).
     public static let nodeIDHeader = HTTPField.Name("X-Shoal-Node-ID")!
+    /// The header Shoal's own replicator sends on a dial that is not a mesh link (a
+    /// named replication): it handles revision trees and conflicts itself, so the
+    /// passive node keeps accepting its branches instead of treating it as a Couchbase
+    /// Lite client in no-conflicts mode (`PeerAccess.noConflicts`).
+    public static let replicatorHeader = HTTPField.Name("X-Shoal-Replicator")!
+    /// The default extra headers: `X-Shoal-Replicator: 1`.
+    public static let replicatorHeaders: HTTPFields = [replicatorHeader: "1"]
 
     public func dial(
         url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
@@ -76,7 +83,7 @@ public struct WebSocketDialer: BLIPDialer {
                 }
             } catch var refusal as BLIPUpgradeRefused {
                 if refusal.status == 400 && refusal.body.isEmpty {
-                    // Hummingbird answers every refused upgrade with a bare 400: ask
+                    // Older Shoal nodes (plain Hummingbird) answer every refused upgrade with a bare 400: ask
                     // the same request without the upgrade to get the real status and reason.
                     refusal = await BLIPWebSocket.probe(url: plan.url, headers: fields, tls: plan.tls, hook: plan.hook) ?? refusal
                 }

@@ -3,6 +3,7 @@ import DocumentModel
 import DocumentStore
 import Foundation
 import Replication
+import RESTServer
 
 /// Reads a config file in Sync Gateway's shape into a `NodeConfiguration`.
 ///
@@ -25,7 +26,7 @@ public enum ConfigLoader {
 
     static let topLevelKeys: Set<String> = [
         "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers", "discovery",
-        "SSLCert", "SSLKey",
+        "SSLCert", "SSLKey", "CORS",
     ]
     static let databaseKeys: Set<String> = [
         "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts", "users", "roles", "sync",
@@ -103,6 +104,9 @@ public enum ConfigLoader {
             }
             config.logKeys = Set(keys)
         }
+        if let value = root["CORS"] {
+            config.cors = try cors(value)
+        }
         if let value = root["databases"] {
             guard let databases = value.objectValue else { throw ConfigError(message: "\"databases\" must be an object") }
             config.databases = try databases.keys.sorted().map { name in
@@ -110,6 +114,38 @@ public enum ConfigLoader {
             }
         }
         return Loaded(configuration: config, warnings: warnings, namesDatabases: root["databases"] != nil)
+    }
+
+    /// `"CORS": {"origin": [...], "loginorigin": [...], "headers": [...], "maxAge": 600,
+    /// "admin": false}`. Key names are matched without regard to case, as Sync Gateway's
+    /// JSON decoding does (seed 004 writes `"Origin"`).
+    static func cors(_ value: JSON) throws -> CORSPolicy {
+        guard let object = value.objectValue else { throw ConfigError(message: "\"CORS\" must be an object") }
+        var policy = CORSPolicy()
+        for (key, entry) in object.sorted(by: { $0.key < $1.key }) {
+            func strings() throws -> [String] {
+                guard let items = entry.arrayValue?.compactMap(\.stringValue), items.count == entry.arrayValue?.count else {
+                    throw ConfigError(message: "CORS \"\(key)\" must be an array of strings")
+                }
+                return items
+            }
+            switch key.lowercased() {
+            case "origin": policy.origins = try strings()
+            case "loginorigin": policy.loginOrigins = try strings()
+            case "headers": policy.headers = try strings()
+            case "maxage":
+                guard let seconds = entry.intValue, seconds >= 0 else {
+                    throw ConfigError(message: "CORS \"maxAge\" must be a number of seconds")
+                }
+                policy.maxAge = Int(seconds)
+            case "admin":
+                guard let enabled = entry.boolValue else { throw ConfigError(message: "CORS \"admin\" must be true or false") }
+                policy.onAdminPort = enabled
+            default:
+                throw ConfigError(message: "unknown key \"\(key)\" in \"CORS\" (use origin, loginorigin, headers, maxAge, admin)")
+            }
+        }
+        return policy
     }
 
     private static func address(_ value: JSON, key: String, defaultHost: String) throws -> ListenAddress {

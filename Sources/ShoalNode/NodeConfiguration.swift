@@ -2,6 +2,7 @@ import AccessControl
 import DocumentModel
 import DocumentStore
 import Foundation
+import RESTServer
 
 /// Everything a node needs to start: listeners, data directory, databases, log keys.
 /// Built from a config file (`ConfigLoader`) and command-line flags.
@@ -90,6 +91,9 @@ public struct NodeConfiguration: Sendable, Equatable {
     /// Gateway's `SSLCert` / `SSLKey`): with them the port serves HTTPS and `wss://` only.
     public var sslCertificatePath: String?
     public var sslKeyPath: String?
+    /// Cross-origin access for browser apps (Sync Gateway's top-level `"CORS"`); nil:
+    /// no CORS headers and no preflight answers (the default).
+    public var cors: CORSPolicy?
 
     public init() {}
 

@@ -13,8 +13,9 @@ extension ShoalNode: SyncAcceptor {
     /// Who may connect: the admin port and mesh peers (with the mesh secret's proof when
     /// the database has one) replicate everything; anyone else authenticates as a user
     /// (Basic, session cookie or GUEST) and gets that user's channels and write rules.
-    public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async -> SyncAcceptance? {
-        guard let store = self.database(named: database) else { return nil }
+    /// Clients that are neither mesh peers nor Shoal replicators are in no-conflicts mode.
+    public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async throws(SyncRefusal) -> SyncAcceptance {
+        guard let store = self.database(named: database) else { throw .noDatabase(database) }
         let peerNodeID = headers[WebSocketDialer.nodeIDHeader]
         let security = security(database: database)
         var access = PeerAccess.full
@@ -23,31 +24,42 @@ extension ShoalNode: SyncAcceptor {
             let proofHeader = HTTPField.Name(MeshSecret.header)!
             if let refusal = security?.meshRefusal(nodeID: peerNodeID, proof: headers[proofHeader], binding: tlsBinding) {
                 logger.warning("refused a mesh link from \(peerNodeID) to \(database): \(refusal)")
-                return nil
+                throw SyncRefusal(status: 401, reason: refusal)
             }
             answer[WebSocketDialer.nodeIDHeader] = nodeID
             if let proof = security?.meshAnswer(nodeID: nodeID, dialProof: headers[proofHeader], binding: tlsBinding) {
                 answer[proofHeader] = proof
             }
         } else if !isAdmin, let security {
-            guard let principal = try? await security.authenticate(authorization: headers[.authorization], cookie: headers[.cookie]) else {
-                return nil
+            do throws(PrincipalError) {
+                let principal = try await security.authenticate(authorization: headers[.authorization], cookie: headers[.cookie])
+                access = Self.peerAccess(principal, security: security)
+            } catch {
+                throw SyncRefusal(status: error.status, reason: error.reason)
             }
-            access = Self.peerAccess(principal, security: security)
         }
+        // Couchbase Lite clients (anything that is neither a mesh peer nor Shoal's own
+        // replicator) replicate in Sync Gateway's no-conflicts mode.
+        access.noConflicts = peerNodeID == nil && headers[WebSocketDialer.replicatorHeader] == nil
         let mesh = peerNodeID == nil ? nil : meshes[database]
-        if let mesh, let peerNodeID, !mesh.acceptsInbound(from: peerNodeID) { return nil }
+        if let mesh, let peerNodeID, !mesh.acceptsInbound(from: peerNodeID) {
+            // Not 401/403/404: the dialer retries (the link may be gone by then).
+            throw SyncRefusal(status: 409, reason: "a mesh link with node \(peerNodeID) is already up")
+        }
         return SyncAcceptance(responseHeaders: answer) { [access] connection in
+            // The session's handlers are registered here, before the first frame is read.
             let session = ReplicationSession(store: store, connection: connection, access: access, logger: Logger(label: "Sync"))
-            let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
-            await mesh?.inboundConnected(nodeID: peerNodeID)
-            defer {
-                session.close()
-                if let token { mesh?.inboundEnded(token) }
-            }
-            // Serve until the connection ends (the transport cancels this task then).
-            while !Task.isCancelled && !connection.isClosed {
-                try? await Task.sleep(for: .seconds(3600))
+            return {
+                let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
+                await mesh?.inboundConnected(nodeID: peerNodeID)
+                defer {
+                    session.close()
+                    if let token { mesh?.inboundEnded(token) }
+                }
+                // Serve until the connection ends (the transport cancels this task then).
+                while !Task.isCancelled && !connection.isClosed {
+                    try? await Task.sleep(for: .seconds(3600))
+                }
             }
         }
     }

@@ -152,6 +152,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         let ready = ReadySignal()
         var restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
         restConfiguration.nodeID = nodeID
+        restConfiguration.cors = configuration.cors
         var hummingbirdLogger = Logger(label: "HTTP")
         hummingbirdLogger.logLevel = .critical
         func application(_ address: ListenAddress, admin: Bool) -> some Service {

@@ -11,6 +11,12 @@ public struct HTTPResult: Sendable, CustomStringConvertible {
     public let headers: [String: String]
     public let body: [UInt8]
 
+    public init(status: Int, headers: [String: String], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
     public var text: String { String(decoding: body, as: UTF8.self) }
     /// The body parsed as JSON (`.null` when it is not JSON).
     public var json: JSON { (try? JSON.parse(body)) ?? .null }
@@ -88,7 +94,7 @@ public enum HTTPTestClient {
         return fd
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

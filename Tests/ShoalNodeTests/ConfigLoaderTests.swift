@@ -1,5 +1,6 @@
 import DocumentModel
 import Foundation
+import RESTServer
 @testable import ShoalNode
 import Testing
 import TestSupport
@@ -18,16 +19,35 @@ import TestSupport
         #expect(janeJoe.configuration.databases.map(\.name) == ["demo"])
         #expect(janeJoe.configuration.databases[0].inMemory)
         #expect(janeJoe.configuration.logKeys == ["*"])
-        for key in ["CORS", "bucket", "unsupported"] {
+        for key in ["bucket", "unsupported"] {
             #expect(janeJoe.warnings.contains { $0.contains("\"\(key)\"") }, "no warning for \(key)")
         }
-        for key in ["users", "sync"] {
+        // Seed 004's `"CORS": {"Origin": ["*"]}`: keys without regard to case, as Sync Gateway reads them.
+        #expect(janeJoe.configuration.cors == CORSPolicy(origins: ["*"]))
+        for key in ["users", "sync", "CORS"] {
             #expect(!janeJoe.warnings.contains { $0.contains("\"\(key)\"") }, "\(key) is used")
         }
         let demo = janeJoe.configuration.databases[0]
         #expect(demo.users.keys.sorted() == ["GUEST", "jane", "joe"])
         #expect(demo.users["GUEST"]?["disabled"] == true)
         #expect(demo.sync?.contains("access(docOwner,[publicChannel,privateChannel]);") == true)
+    }
+
+    @Test func corsAsSyncGatewayConfiguresIt() throws {
+        let loaded = try ConfigLoader.load(text: """
+            {"CORS": {"origin": ["https://app.example", "*"], "loginorigin": ["https://app.example"],
+                      "headers": ["Content-Type", "Authorization"], "maxAge": 600}}
+            """)
+        #expect(loaded.warnings.isEmpty)
+        #expect(loaded.configuration.cors == CORSPolicy(
+            origins: ["https://app.example", "*"], loginOrigins: ["https://app.example"],
+            headers: ["Content-Type", "Authorization"], maxAge: 600))
+        #expect(try ConfigLoader.load(text: #"{"CORS": {"origin": ["*"], "admin": true}}"#).configuration.cors?.onAdminPort == true)
+        // No CORS unless configured.
+        #expect(try ConfigLoader.load(text: "{}").configuration.cors == nil)
+        for bad in [#"{"CORS": ["*"]}"#, #"{"CORS": {"origin": "*"}}"#, #"{"CORS": {"maxAge": "long"}}"#, #"{"CORS": {"origins": []}}"#] {
+            #expect(throws: ConfigLoader.ConfigError.self, "\(bad)") { try ConfigLoader.load(text: bad) }
+        }
     }
 
     @Test func backquotedStringsBecomeJSONStrings() throws {

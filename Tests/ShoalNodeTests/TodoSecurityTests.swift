@@ -264,7 +264,8 @@ import TestSupport
         #expect(try await node.request("GET", "/todo/", headers: TestNode.basic("carol", "pw")).status == 200)
         // Disabled users cannot log in; deleted users neither.
         #expect(try await node.request("PUT", "/todo/_user/carol", json: ["disabled": true], admin: true).status == 200)
-        try await node.request("GET", "/todo/", headers: TestNode.basic("carol", "pw")).expectError(401, "Unauthorized")
+        try await node.request("GET", "/todo/", headers: TestNode.basic("carol", "pw")).expectError(403, "forbidden", reason: "User is disabled")
+        try await node.request("GET", "/todo/", headers: TestNode.basic("carol", "wrong")).expectError(401, "Unauthorized", reason: "Invalid login")
         #expect(try await node.request("DELETE", "/todo/_user/user2", admin: true).status == 200)
         try await node.request("GET", "/todo/", headers: user2).expectError(401, "Unauthorized")
         try await node.request("GET", "/todo/_user/user2", admin: true).expectError(404, "not_found")
