@@ -8,15 +8,34 @@ import Query
 /// `POST /{db}/_explain` (docs/queries.md).
 extension DatabaseEndpoint {
     /// `POST /{db}/_find`: the documents matching the selector (only those the user may
-    /// read on the public port), CouchDB's answer shape.
+    /// read on the public port), CouchDB's answer shape. With `feed=longpoll|continuous|
+    /// eventsource` it is a live query (`GET /{db}/_find?feed=eventsource&query={…}` for a
+    /// browser's EventSource, which cannot POST).
     func find() async throws -> Response {
-        try allow(request, "POST", request.method == .post)
-        let body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes)
+        let body: [String: JSON]
+        if request.isRead, query["feed"] != nil {
+            guard let text = query["query"], let object = (try? JSON.parse(text))?.objectValue else {
+                throw HTTPFailure.badRequest("A live GET _find takes the query as a JSON object in ?query=")
+            }
+            body = object
+        } else {
+            try allow(request, "POST", request.method == .post)
+            body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes)
+        }
         let query = try await Self.mango { () throws(MangoError) in try MangoQuery(body) }
+        let endpoint = self
+        if let feed = try liveFeed(body: body) {
+            return try liveResponse(feed) { try await endpoint.findAnswer(query, update: true) }
+        }
+        return RESTResponse.json(try await findAnswer(query, update: body["update"]?.boolValue ?? true))
+    }
+
+    /// The answer of one run of `query`.
+    func findAnswer(_ query: MangoQuery, update: Bool) async throws -> JSON {
         let started = ContinuousClock.now
         let endpoint = self
         let result = try await Self.mango {
-            try await MangoEngine(store: store).find(query, update: body["update"]?.boolValue ?? true) { listing in
+            try await MangoEngine(store: store).find(query, update: update) { listing in
                 (try? await endpoint.isReadable(docID: listing.docID)) ?? false
             }
         }
@@ -38,7 +57,7 @@ extension DatabaseEndpoint {
                 "execution_time_ms": .double(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15),
             ]
         }
-        return RESTResponse.json(.object(answer))
+        return .object(answer)
     }
 
     /// `POST /{db}/_explain`: the index and range `_find` would use.

@@ -56,6 +56,23 @@ public final class RawSocket: @unchecked Sendable {
         return Array(pending.prefix(count))
     }
 
+    /// The next chunk of a `Transfer-Encoding: chunked` body (after `readHead()`); nil at
+    /// the last (empty) chunk. For following a streamed answer piece by piece.
+    public func readChunk() throws -> [UInt8]? {
+        let crlf: [UInt8] = [13, 10]
+        while pending.indices.first(where: { pending[$0...].starts(with: crlf) }) == nil {
+            guard try fill() else { throw HTTPTestClient.Failure(description: "connection closed inside a chunk header") }
+        }
+        let end = pending.indices.first { pending[$0...].starts(with: crlf) }!
+        let sizeText = String(decoding: pending[..<end], as: UTF8.self).split(separator: ";").first ?? ""
+        guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
+            throw HTTPTestClient.Failure(description: "bad chunk size \(sizeText)")
+        }
+        pending.removeFirst(end + 2)
+        let data = try read(count: size + 2)
+        return size == 0 ? nil : Array(data.prefix(size))
+    }
+
     /// Everything until the peer closes.
     public func readToEnd() throws -> [UInt8] {
         while try fill() {}

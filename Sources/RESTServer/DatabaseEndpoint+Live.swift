@@ -1,0 +1,73 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Query
+
+/// Live queries over HTTP: a query's result, then each new result after commits change it
+/// (`LiveQuery`), as `feed=longpoll`, `continuous` (one JSON result per line) or
+/// `eventsource` (Server-Sent Events). Every result carries `update_seq`.
+extension DatabaseEndpoint {
+    enum LiveFeed: String { case longpoll, continuous, eventsource }
+
+    /// The live feed asked for (`feed=…` in the query string or the body), nil for a
+    /// plain answer; 400 for an unknown one.
+    func liveFeed(body: [String: JSON]? = nil) throws(HTTPFailure) -> LiveFeed? {
+        guard let name = query["feed"] ?? body?["feed"]?.stringValue, name != "normal" else { return nil }
+        guard let feed = LiveFeed(rawValue: name) else { throw .badRequest("Unknown feed type: \(name)") }
+        return feed
+    }
+
+    /// Streams `run`'s results as `feed`. `heartbeat` (ms, default 30 s for event
+    /// streams) keeps idle connections open; `timeout` (ms, default 5 min) ends a
+    /// longpoll with the unchanged result.
+    func liveResponse(_ feed: LiveFeed, run: @escaping @Sendable () async throws -> JSON) throws(HTTPFailure) -> Response {
+        let asked: Duration? = try query.int("heartbeat").map { .milliseconds(max($0, 25)) }
+        let heartbeat = asked ?? (feed == .eventsource ? .seconds(30) : nil)
+        let timeout: Duration = try query.int("timeout").map { .milliseconds(max($0, 0)) } ?? .seconds(300)
+        let store = self.store
+        @Sendable func stamped(_ result: JSON, _ sequence: UInt64) -> JSON {
+            guard case .object(var object) = result else { return result }
+            object["update_seq"] = .int(Int64(sequence))
+            return .object(object)
+        }
+        let body = ResponseBody { writer in
+            let events = LiveQuery.events(store: store, heartbeat: feed == .longpoll ? (heartbeat ?? timeout) : heartbeat, run: run)
+            let deadline = ContinuousClock.now + timeout
+            var first: JSON?
+            for try await event in events {
+                switch (feed, event) {
+                case (.longpoll, .result(let result, let sequence)):
+                    if first == nil {
+                        first = stamped(result, sequence)   // the state the client waits to see change
+                        continue
+                    }
+                    try await writer.write(ByteBuffer(string: stamped(result, sequence).canonicalString + "\n"))
+                    try await writer.finish(nil)
+                    return
+                case (.longpoll, .heartbeat):
+                    if ContinuousClock.now >= deadline {
+                        try await writer.write(ByteBuffer(string: (first ?? .null).canonicalString + "\n"))
+                        try await writer.finish(nil)
+                        return
+                    }
+                    if heartbeat != nil { try await writer.write(ByteBuffer(string: "\n")) }
+                case (.continuous, .result(let result, let sequence)):
+                    try await writer.write(ByteBuffer(string: stamped(result, sequence).canonicalString + "\n"))
+                case (.continuous, .heartbeat):
+                    try await writer.write(ByteBuffer(string: "\n"))
+                case (.eventsource, .result(let result, let sequence)):
+                    try await writer.write(ByteBuffer(string: ServerSentEvents.event(
+                        id: String(sequence), data: stamped(result, sequence).canonicalString)))
+                case (.eventsource, .heartbeat):
+                    try await writer.write(ByteBuffer(string: ServerSentEvents.heartbeat))
+                }
+            }
+            try await writer.finish(nil)
+        }
+        let contentType = feed == .eventsource ? ServerSentEvents.contentType : "application/json"
+        return Response(status: .ok, headers: [.contentType: contentType, .cacheControl: "no-cache"], body: body)
+    }
+}

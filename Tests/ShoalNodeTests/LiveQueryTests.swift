@@ -1,0 +1,113 @@
+import DocumentModel
+import Foundation
+import Testing
+import TestSupport
+
+/// Live `_find`: a result, then a new one whenever a commit — local or from a mesh
+/// peer — changes it (the seed's live query, served over HTTP).
+@Suite struct LiveQueryTests {
+    static let query = #"{"selector": {"type": "task", "complete": false}, "sort": ["createdAt"], "fields": ["_id", "title"]}"#
+
+    static func encoded(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed)!
+    }
+
+    /// Follows an event stream: yields each event's `data:` JSON (heartbeats skipped).
+    struct StreamError: Error, CustomStringConvertible { let description: String }
+
+    final class EventReader: @unchecked Sendable {
+        let socket: RawSocket
+        var buffer = ""
+
+        init(port: Int, path: String) throws {
+            socket = try RawSocket(port: port, timeout: 20)
+            try socket.write(Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n\r\n".utf8))
+            let head = try socket.readHead()
+            guard head.status == 200, head.headers["content-type"] == "text/event-stream" else {
+                throw StreamError(description: "event stream answered \(head)")
+            }
+        }
+
+        func next() throws -> (id: String?, data: JSON) {
+            while true {
+                if let range = buffer.range(of: "\n\n") {
+                    let event = String(buffer[..<range.lowerBound])
+                    buffer.removeSubrange(..<range.upperBound)
+                    let lines = event.split(separator: "\n")
+                    guard !lines.contains("event: heartbeat") else { continue }
+                    let id = lines.first { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
+                    let data = lines.filter { $0.hasPrefix("data: ") }.map { $0.dropFirst(6) }.joined(separator: "\n")
+                    return (id, try JSON.parse(data))
+                }
+                guard let chunk = try socket.readChunk() else { throw StreamError(description: "stream ended") }
+                buffer += String(decoding: chunk, as: UTF8.self)
+            }
+        }
+    }
+
+    static func ids(_ result: JSON) -> [String] {
+        result["docs"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } ?? []
+    }
+
+    @Test func aLiveFindOnOneNodeSeesATaskCompletedOnItsMeshPeer() async throws {
+        let b = try await TestNode.start()
+        let a = try await TestNode.start { configuration in
+            configuration.heartbeat = .milliseconds(500)
+            configuration.peers = ["ws://127.0.0.1:\(b.ports.publicPort)/db"]
+        }
+        defer { Task { for node in [a, b] { await node.stop() } } }
+        for task in 0..<6 {
+            try await b.request("PUT", "/db/task\(task)", json: [
+                "type": "task", "title": .string("Task \(task)"), "complete": .bool(task == 0),
+                "createdAt": .string("2026-11-25T10:0\(task):00Z"),
+            ], admin: true).expectStatus(201)
+        }
+        try await a.request("POST", "/db/_index", json: ["index": ["fields": ["type", "createdAt"]], "name": "by-created"], admin: true)
+            .expectStatus(200)
+        #expect(try await eventually { try await a.request("GET", "/db/", admin: true).json["doc_count"] == 7 })
+
+        let path = "/db/_find?feed=eventsource&heartbeat=200&query=\(Self.encoded(Self.query))"
+        let reader = try await offThePool { try EventReader(port: a.ports.adminPort, path: path) }
+        let first = try await offThePool { try reader.next() }
+        #expect(Self.ids(first.data) == ["task1", "task2", "task3", "task4", "task5"])
+        #expect(first.id != nil && first.data["update_seq"] != nil)
+
+        // Complete task2 on B: A's live query delivers the new result.
+        let rev = try #require(try await b.request("GET", "/db/task2", admin: true).json["_rev"]?.stringValue)
+        try await b.request("PUT", "/db/task2?rev=\(rev)", json: [
+            "type": "task", "title": "Task 2", "complete": true, "createdAt": "2026-11-25T10:02:00Z",
+        ], admin: true).expectStatus(201)
+        let second = try await offThePool { try reader.next() }
+        #expect(Self.ids(second.data) == ["task1", "task3", "task4", "task5"])
+        #expect(second.data["docs"]?[0] == ["_id": "task1", "title": "Task 1"])
+
+        // A change that leaves the result alone sends nothing; the next real change does.
+        try await a.request("PUT", "/db/unrelated", json: ["type": "note"], admin: true).expectStatus(201)
+        try await a.request("PUT", "/db/task6", json: [
+            "type": "task", "title": "Task 6", "complete": false, "createdAt": "2026-11-25T09:00:00Z",
+        ], admin: true).expectStatus(201)
+        let third = try await offThePool { try reader.next() }
+        #expect(Self.ids(third.data) == ["task6", "task1", "task3", "task4", "task5"])
+    }
+
+    @Test func longpollAnswersWhenTheResultChanges() async throws {
+        let node = try await TestNode.start()
+        defer { Task { await node.stop() } }
+        try await node.request("POST", "/db/_index", json: ["index": ["fields": ["type", "createdAt"]]], admin: true).expectStatus(200)
+        try await node.request("PUT", "/db/t1", json: ["type": "task", "complete": false, "createdAt": "1"], admin: true).expectStatus(201)
+        async let waiting = node.request("POST", "/db/_find?feed=longpoll&timeout=10000", raw: Array(Self.query.utf8),
+                                         headers: ["Content-Type": "application/json"], admin: true)
+        try await Task.sleep(for: .milliseconds(300))
+        try await node.request("PUT", "/db/t2", json: ["type": "task", "complete": false, "createdAt": "2"], admin: true).expectStatus(201)
+        let answer = try await waiting
+        #expect(Self.ids(answer.json) == ["t1", "t2"], "\(answer)")
+        // Nothing changes: the longpoll ends at its timeout with the same result.
+        let quiet = try await node.request("POST", "/db/_find?feed=longpoll&timeout=200", raw: Array(Self.query.utf8),
+                                           headers: ["Content-Type": "application/json"], admin: true)
+        #expect(Self.ids(quiet.json) == ["t1", "t2"])
+        try await node.request("POST", "/db/_find?feed=sideways", raw: Array(Self.query.utf8),
+                               headers: ["Content-Type": "application/json"], admin: true).expectStatus(400)
+    }
+}
