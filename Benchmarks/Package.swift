@@ -143,6 +143,18 @@ let package = Package(
             path: "Benchmarks/Encryption",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "MangoFind",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "DocumentModel", package: "Shoal"),
+                .product(name: "DocumentStore", package: "Shoal"),
+                .product(name: "Query", package: "Shoal"),
+            ],
+            path: "Benchmarks/MangoFind",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
