@@ -70,8 +70,7 @@ public struct RESTHandler: Sendable {
             }
         }
         let elapsed = ContinuousClock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        metrics?.record(method: request.method.rawValue, status: response.status.code, seconds: seconds)
+        metrics?.record(method: request.method.rawValue, status: response.status.code, duration: elapsed)
         logger.debug("\(request.method) \(request.uri)\(isAdmin ? " (ADMIN)" : "") → \(response.status.code) in \(elapsed)")
         return response
     }
@@ -86,7 +85,7 @@ public struct RESTHandler: Sendable {
         if first == "_metrics" {
             try allow(request, "GET,HEAD", request.isRead)
             try request.requireAdmin("Metrics are on the admin port")
-            let text = (mesh?.metricsText() ?? "") + (metrics?.prometheusText ?? "")
+            let text = mesh?.metricsText() ?? ""
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: text)))

@@ -1,51 +1,31 @@
+import CoreMetrics
 import Synchronization
 
-/// HTTP request counters and a latency histogram, shared by both listeners, in
-/// Prometheus text format.
+/// HTTP request metrics of both listeners, through swift-metrics: a counter per method
+/// and status (`shoal_http_requests_total`) and a latency timer
+/// (`shoal_http_request_duration_seconds`). The factory decides where they go (the node
+/// gives a Prometheus registry of its own, exported at `/_metrics`).
 public final class RequestMetrics: Sendable {
-    /// Upper bounds of the latency buckets, in seconds.
-    static let buckets: [Double] = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5]
+    private let factory: any MetricsFactory
+    private let counters = Mutex<[String: Counter]>([:])
+    private let latency: Timer
 
-    private struct State {
-        var counts: [String: Int] = [:]   // "method status" → count
-        var bucketCounts = [Int](repeating: 0, count: RequestMetrics.buckets.count)
-        var total = 0
-        var sum = 0.0
-    }
-    private let state = Mutex(State())
-
-    public init() {}
-
-    func record(method: String, status: Int, seconds: Double) {
-        state.withLock { state in
-            state.counts["\(method) \(status)", default: 0] += 1
-            for (index, bound) in Self.buckets.enumerated() where seconds <= bound { state.bucketCounts[index] += 1 }
-            state.total += 1
-            state.sum += seconds
-        }
+    public init(factory: any MetricsFactory) {
+        self.factory = factory
+        latency = Timer(label: "shoal_http_request_duration_seconds", dimensions: [], factory: factory)
     }
 
-    /// The metrics as Prometheus text lines.
-    public var prometheusText: String {
-        let snapshot = state.withLock { $0 }
-        var lines = [
-            "# HELP shoal_http_requests_total HTTP requests answered, by method and status.",
-            "# TYPE shoal_http_requests_total counter",
-        ]
-        for key in snapshot.counts.keys.sorted() {
-            let parts = key.split(separator: " ")
-            lines.append("shoal_http_requests_total{method=\"\(parts[0])\",status=\"\(parts[1])\"} \(snapshot.counts[key]!)")
+    func record(method: String, status: Int, duration: Duration) {
+        let key = "\(method) \(status)"
+        let counter = counters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Counter(
+                label: "shoal_http_requests_total", dimensions: [("method", method), ("status", String(status))],
+                factory: factory)
+            counters[key] = counter
+            return counter
         }
-        lines += [
-            "# HELP shoal_http_request_duration_seconds HTTP request latency.",
-            "# TYPE shoal_http_request_duration_seconds histogram",
-        ]
-        for (index, bound) in Self.buckets.enumerated() {
-            lines.append("shoal_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(snapshot.bucketCounts[index])")
-        }
-        lines.append("shoal_http_request_duration_seconds_bucket{le=\"+Inf\"} \(snapshot.total)")
-        lines.append("shoal_http_request_duration_seconds_sum \(snapshot.sum)")
-        lines.append("shoal_http_request_duration_seconds_count \(snapshot.total)")
-        return lines.joined(separator: "\n") + "\n"
+        counter.increment()
+        latency.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 }

@@ -31,7 +31,9 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     /// TLS of the public port (nil: plain HTTP only).
     let publicTLS: ListenerTLS?
     /// HTTP request counters of both listeners.
-    let requestMetrics = RequestMetrics()
+    let requestMetrics: RequestMetrics
+    /// The node's metrics registry (`/_metrics`).
+    let metrics = NodeMetrics()
     /// Replications created through the admin API, by database and ID (persisted).
     let storedReplications = Mutex<[String: [String: JSON]]>([:])
     private let running = Mutex<Running?>(nil)
@@ -53,6 +55,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public init(configuration: NodeConfiguration) throws {
         self.configuration = configuration
         logger = Logger(label: "Node")
+        requestMetrics = RequestMetrics(factory: metrics.factory)
         var stores: [String: DocumentStore] = [:]
         do {
             for database in configuration.databases {

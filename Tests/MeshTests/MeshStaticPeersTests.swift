@@ -51,6 +51,10 @@ import TestSupport
         }
         #expect(metrics.text.contains("shoal_conflicts_resolved_total{db=\"db\"} 0"))
         #expect(metrics.text.contains("shoal_http_requests_total{method=\"PUT\",status=\"201\"} 10"))
+        // swift-prometheus's exposition: types, help, the latency histogram from swift-metrics' Timer.
+        #expect(metrics.text.contains("# TYPE shoal_documents gauge"))
+        #expect(metrics.text.contains("# HELP shoal_documents Live documents."))
+        #expect(metrics.text.contains("shoal_http_request_duration_seconds_bucket{le=\"+Inf\"}"), "\(metrics.text)")
         // The node ID persists in the data directory.
         let stored = try String(contentsOfFile: a.directory.path + "/node-id", encoding: .utf8)
         #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == aID)
