@@ -215,7 +215,16 @@ public final class BlobWriter {
               let handle = FileHandle(forWritingAtPath: temporary)
         else { throw StoreError(.storage, reason: "cannot create attachment file") }
         self.handle = handle
-        if let header = sealer?.header { try handle.write(contentsOf: header) }
+        if let header = sealer?.header {
+            do {
+                try handle.write(contentsOf: header)
+            } catch {
+                try? handle.close()
+                try? FileManager.default.removeItem(atPath: temporary)
+                finished = true
+                throw StoreError.storage(error)
+            }
+        }
     }
 
     deinit {
@@ -225,15 +234,20 @@ public final class BlobWriter {
         }
     }
 
+    /// Throws `StoreError` (507 `insufficient_storage` when the disk is full).
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
         sha.update(bytes)
         length += bytes.count
-        if sealer != nil {
-            let sealed = try sealer!.add(bytes)
-            if !sealed.isEmpty { try handle.write(contentsOf: sealed) }
-        } else {
-            try handle.write(contentsOf: Data(bytes: bytes.baseAddress!, count: bytes.count))
+        do {
+            if sealer != nil {
+                let sealed = try sealer!.add(bytes)
+                if !sealed.isEmpty { try handle.write(contentsOf: sealed) }
+            } else {
+                try handle.write(contentsOf: Data(bytes: bytes.baseAddress!, count: bytes.count))
+            }
+        } catch {
+            throw error as? StoreError ?? StoreError.storage(error)
         }
     }
 
@@ -243,10 +257,15 @@ public final class BlobWriter {
 
     /// Flushes, names the blob by its digest and returns it.
     public func finish() throws -> (digest: String, length: Int) {
+        do {
+            if sealer != nil { try handle.write(contentsOf: try sealer!.finish()) }
+            if store.shouldSync { try handle.synchronize() }
+            try handle.close()
+        } catch {
+            cancel()
+            throw StoreError.storage(error)
+        }
         finished = true
-        if sealer != nil { try handle.write(contentsOf: try sealer!.finish()) }
-        if store.shouldSync { try handle.synchronize() }
-        try handle.close()
         let digest = Digests.attachmentDigest(sha1: sha.finalize())
         try store.commit(temporary: temporary, digest: digest, encrypted: sealer != nil)
         return (digest, length)

@@ -125,7 +125,22 @@ public final class DocumentStore: Sendable {
             throw StoreError(.storage, reason: "cancelled")
         } catch {
             logger.error("write failed: \(error)")
+            await reloadCounters()
             throw StoreError.storage(error)
+        }
+    }
+
+    /// After a transaction that failed in SQLite itself (a full disk failing the COMMIT,
+    /// an I/O error): SQLite may have rolled it back without calling the rollback hook,
+    /// so the in-memory counters are read again from the `meta` table, on the writer's
+    /// queue (no commit can interleave), where every committed transaction saved them.
+    func reloadCounters() async {
+        try? await writer.writeWithoutTransaction { db in
+            let loaded = Counters(
+                lastSequence: UInt64(try Self.meta(db, "last_seq")),
+                docCount: try Self.meta(db, "doc_count"),
+                purgeSequence: try Self.meta(db, "purge_seq"))
+            self.counters.withLock { $0 = loaded }
         }
     }
 

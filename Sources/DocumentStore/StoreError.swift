@@ -1,3 +1,5 @@
+import Foundation
+import GRDB
 /// Why a store operation failed, in CouchDB's vocabulary (the REST layer maps each
 /// kind to its HTTP status).
 public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -21,6 +23,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case storage = "internal_error"
         /// 503: the database cannot accept writes now (e.g. its sync function is stuck).
         case unavailable = "service_unavailable"
+        /// 507: the disk is full; the write was not stored (reads go on, and writes work
+        /// again by themselves once there is space).
+        case insufficientStorage = "insufficient_storage"
     }
 
     public let kind: Kind
@@ -50,6 +55,7 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooLarge: 413
         case .storage: 500
         case .unavailable: 503
+        case .insufficientStorage: 507
         }
     }
 
@@ -58,6 +64,20 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     static let deleted = StoreError(.notFound, reason: "deleted")
     static let updateConflict = StoreError(.conflict, reason: "Document update conflict")
     static func storage(_ error: any Error) -> StoreError {
-        StoreError(.storage, reason: String(describing: error))
+        if Self.isDiskFull(error) { return .diskFull }
+        return StoreError(.storage, reason: String(describing: error))
+    }
+
+    /// A write that did not fit on the disk (SQLite's `SQLITE_FULL`, or `ENOSPC` writing
+    /// an attachment).
+    static let diskFull = StoreError(
+        .insufficientStorage,
+        reason: "The disk is full: the write was not stored. Free some space; writes resume by themselves.")
+
+    static func isDiskFull(_ error: any Error) -> Bool {
+        if let database = error as? DatabaseError { return database.resultCode == .SQLITE_FULL }
+        if let cocoa = error as? CocoaError { return cocoa.code == .fileWriteOutOfSpace }
+        let nsError = error as NSError
+        return nsError.domain == NSPOSIXErrorDomain && nsError.code == Int(ENOSPC)
     }
 }

@@ -1,0 +1,86 @@
+import DocumentModel
+@testable import DocumentStore
+import Foundation
+import GRDB
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A full disk: the write that does not fit is refused with 507 `insufficient_storage`
+/// (never acknowledged), reads go on, nothing stored is lost or corrupted, and writes
+/// work again by themselves once there is space. The database lives on a small tmpfs
+/// of its own (needs root to mount; skipped otherwise).
+@Suite(.serialized) struct DiskFullTests {
+    static func run(_ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/mount")
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test(arguments: [false, true])
+    func aFullDiskRefusesWritesClearlyAndRecovers(encrypted: Bool) async throws {
+        let directory = TemporaryDirectory(prefix: "shoal-full")
+        defer { directory.remove() }
+        guard getuid() == 0, Self.run(["-t", "tmpfs", "-o", "size=3m", "tmpfs", directory.path]) == 0 else {
+            print("DiskFullTests skipped: mounting a tmpfs needs root")
+            return
+        }
+        defer { _ = umount2(directory.path, Int32(MNT_DETACH)) }
+        let store = try DocumentStore(configuration: StoreConfiguration(
+            name: "db", location: .directory(directory.path), durability: .normal,
+            encryption: encrypted ? .key(Array(repeating: 3, count: 32)) : nil))
+        let padding = String(repeating: "x", count: 4000)
+        var acknowledged: [String] = []
+        var refusal: StoreError?
+        for index in 0..<2000 {
+            do {
+                try await store.put("doc\(index)", ["pad": .string(padding), "i": .int(Int64(index))])
+                acknowledged.append("doc\(index)")
+            } catch let error as StoreError {
+                refusal = error
+                break
+            }
+        }
+        let error = try #require(refusal, "the disk never filled")
+        // The refused write left no trace, in the file or in the store's counters.
+        let stored = try await store.writer.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM docs WHERE deleted = 0") ?? -1
+        }
+        #expect(stored == acknowledged.count)
+        #expect(error.kind == .insufficientStorage, "\(error)")
+        #expect(error.httpStatus == 507)
+        #expect(error.error == "insufficient_storage")
+        // Attachments that do not fit are refused the same way.
+        var blobError: (any Error)?
+        do {
+            let writer = try store.blobs.makeWriter()
+            do {
+                for _ in 0..<64 { try writer.write([UInt8](repeating: 7, count: 65536)) }
+                _ = try writer.finish()
+            } catch {
+                writer.cancel()
+                throw error
+            }
+        } catch {
+            blobError = error
+        }
+        #expect((blobError as? StoreError)?.kind == .insufficientStorage, "\(String(describing: blobError))")
+        // Reads go on; every acknowledged write is there.
+        #expect(store.info().docCount == acknowledged.count)
+        #expect(try await store.revision(acknowledged.last!).1.body?["i"] == .int(Int64(acknowledged.count - 1)))
+
+        // Space comes back: writes work again, nothing was lost, the file is sound.
+        #expect(Self.run(["-o", "remount,size=64m", directory.path]) == 0)
+        try await store.put("after", ["ok": true])
+        #expect(store.info().docCount == acknowledged.count + 1)
+        #expect(try await store.integrityCheck() == ["ok"])
+        store.close()
+    }
+}
