@@ -107,6 +107,11 @@ public final class ReplicationSession: Sendable {
     /// `subChanges`: start sending changes after `since` (JSON), once or continuously,
     /// optionally only for `docIDs` (body) — the reply comes at once; changes follow.
     func handleSubChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
+        // Couchbase Lite 3.1+ names its document model; ours is revision trees (a
+        // version-vector puller is refused as couchbase-lite-core's passive Pusher does).
+        if let versioning = message["versioning"], versioning != "rev-trees" {
+            throw ReplicationMessages.error(501, "Incompatible document versioning.")
+        }
         var options = ChangesSender.Options()
         if let since = message["since"], !since.isEmpty {
             let parsed = (try? JSON.parse(since)) ?? .string(since)

@@ -133,6 +133,12 @@ final class RevisionReceiver: Sendable {
             updatePull { $0.caughtUp = true }
             return BLIPMessage()
         }
+        // Sync Gateway's no-conflicts mode: a client pushes with `proposeChanges`; a
+        // Couchbase Lite pusher that tried `changes` switches on this answer and sends
+        // the batch again (`ignoreNoConflicts` is Sync Gateway's opt-out).
+        if noConflicts, message["ignoreNoConflicts"] != "true" {
+            throw ReplicationMessages.error(409, "Use 'proposeChanges' instead")
+        }
         let entries = try items.map { (item: JSON) throws(BLIPError) -> ReplicationMessages.ChangeEntry in
             guard let entry = ReplicationMessages.ChangeEntry(item) else {
                 throw ReplicationMessages.error(400, "malformed changes entry \(item)")
