@@ -40,7 +40,7 @@ public final class ReplicationSession: Sendable {
         self.logger = logger
         receiver = RevisionReceiver(
             store: store, connection: connection, progress: progress, author: access.author, noConflicts: access.noConflicts,
-            logger: logger)
+            provesAttachments: access.channels != nil, logger: logger)
         receiver.register()
         // A pull waiting to catch up is released when the connection goes.
         connection.onClose { [receiver] in receiver.endPull() }
@@ -193,10 +193,6 @@ public final class ReplicationSession: Sendable {
         }
         let nonce = message.body
         guard !nonce.isEmpty, nonce.count <= 255 else { throw ReplicationMessages.error(400, "bad nonce") }
-        var sha = SHA1()
-        sha.update([UInt8(nonce.count)])
-        sha.update(nonce)
-        sha.update(bytes)
-        return BLIPMessage(body: Array(Digests.attachmentDigest(sha1: sha.finalize()).utf8))
+        return BLIPMessage(body: Array(ReplicationMessages.attachmentProof(nonce: nonce, data: bytes).utf8))
     }
 }

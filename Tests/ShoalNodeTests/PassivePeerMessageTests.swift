@@ -2,6 +2,7 @@ import BLIP
 import DocumentModel
 import Foundation
 import Replication
+import Synchronization
 import Testing
 import TestSupport
 
@@ -52,4 +53,64 @@ import TestSupport
             await connection.close()
         }
     }
+
+    /// A user's pushed revision naming an attachment we already hold (of a document it
+    /// cannot read) is stored only if the user proves it has the bytes
+    /// (`proveAttachment`: SHA-1 of nonce length, nonce, data), as the protocol asks of
+    /// a server with per-document access; otherwise naming a digest would be a way to
+    /// read any attachment.
+    @Test func knownAttachmentsMustBeProven() async throws {
+        let node = try await TestNode.start { configuration in
+            configuration.passwordIterations = 1000
+            configuration.databases[0].users = ["thief": ["password": "pass", "admin_channels": ["thief"]]]
+        }
+        defer { Task { await node.stop() } }
+        let secret = Array("the secret attachment".utf8)
+        let digest = Digests.attachmentDigest(of: secret)
+        let stored = try await node.request("PUT", "/db/secret", json: [
+            "channels": ["vault"],
+            "_attachments": ["a.txt": ["content_type": "text/plain", "data": .string(Data(secret).base64EncodedString())]],
+        ], admin: true)
+        #expect(stored.status == 201, "\(stored)")
+
+        func push(_ docID: String, proof: @escaping @Sendable ([UInt8]) -> [UInt8]) async throws -> BLIPError? {
+            let outcome = Mutex<BLIPError?>(nil)
+            try await WebSocketDialer(extraHeaders: [:]).dial(
+                url: "ws://127.0.0.1:\(node.ports.publicPort)/db/_blipsync", username: "thief", password: "pass",
+                heartbeat: .seconds(2)
+            ) { connection in
+                connection.setHandler(for: "proveAttachment") { message in
+                    #expect(message["digest"] == digest)
+                    return BLIPMessage(body: proof(message.body))
+                }
+                let body: JSON = [
+                    "channels": ["thief"],
+                    "_attachments": ["a.txt": [
+                        "content_type": "text/plain", "digest": .string(digest), "length": .int(Int64(secret.count)),
+                        "revpos": 1, "stub": true,
+                    ]],
+                ]
+                do {
+                    _ = try await connection.sendRequest(BLIPMessage(
+                        profile: "rev", properties: [("id", docID), ("rev", "1-abc1")], body: body.canonicalBytes()))
+                } catch let error as BLIPError {
+                    outcome.withLock { $0 = error }
+                }
+                await connection.close()
+            }
+            return outcome.withLock { $0 }
+        }
+
+        // Knowing only the digest: the proof is wrong, the revision refused.
+        let refused = try await push("stolen") { _ in Array("sha1-guessed".utf8) }
+        #expect(refused?.domain == "HTTP" && refused?.code == 403, "\(String(describing: refused))")
+        try await node.request("GET", "/db/stolen/a.txt", headers: TestNode.basic("thief", "pass")).expectStatus(404)
+        // A client that has the bytes proves it (as couchbase-lite-core's Pusher computes it).
+        let accepted = try await push("mine") { nonce in
+            Array(Digests.attachmentDigest(of: [UInt8(nonce.count)] + nonce + secret).utf8)
+        }
+        #expect(accepted == nil, "\(String(describing: accepted))")
+        #expect(try await node.request("GET", "/db/mine/a.txt", headers: TestNode.basic("thief", "pass")).body == secret)
+    }
 }
+
