@@ -201,13 +201,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Shared test helpers: temporary directories and stores, a node on ephemeral ports, a socket HTTP client.
+        // Shared test helpers: temporary directories and stores, a node on ephemeral ports, a socket HTTP client,
+        // a static file server and headless Chromium over the DevTools protocol (browser tests).
         .target(
             name: "TestSupport",
             dependencies: [
                 "DocumentModel",
                 "DocumentStore",
                 "ShoalNode",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "WSClient", package: "swift-websocket"),
             ]
         ),
         .testTarget(name: "DocumentModelTests", dependencies: ["DocumentModel", "TestSupport"]),

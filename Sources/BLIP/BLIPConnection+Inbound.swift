@@ -101,7 +101,9 @@ extension BLIPConnection {
             if request.noReply {
                 return .log(.warning, "dropped no-reply request #\(number): no handler for profile \(name)")
             }
-            let error = BLIPError(code: BLIPError.Code.notFound, message: "no handler for profile \(name)")
+            // Sync Gateway's words, which Couchbase Lite recognizes (on `getCollections`
+            // it then explains that the peer has no named collections).
+            let error = BLIPError(code: BLIPError.Code.notFound, message: BLIPError.noHandlerMessage)
             enqueueReply(error.errorMessage(urgent: request.urgent), type: .error, number: number, state: &state)
             return .wakeWriter
         }

@@ -40,7 +40,7 @@ public final class BLIPConnection: Sendable {
     /// handlers run concurrently — unless `serial` is set: then the requests of this
     /// profile are handled one at a time, in the order the peer sent them.
     ///
-    /// Requests with no registered Profile get ERR BLIP/404 "no handler for profile X"
+    /// Requests with no registered Profile get ERR BLIP/404 "No handler for BLIP request"
     /// (for noReply: dropped, logged).
     public func setHandler(
         for profile: String, serial: Bool = false,

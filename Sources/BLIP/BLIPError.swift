@@ -44,6 +44,10 @@ public struct BLIPError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let protocolError = 1002
     }
 
+    /// The message of the ERR BLIP/404 that answers a request no handler takes: Sync
+    /// Gateway's wording, which Couchbase Lite's replicator recognizes.
+    public static let noHandlerMessage = "No handler for BLIP request"
+
     /// The connection closed (cleanly) before the operation completed.
     public static let connectionClosed = BLIPError(code: Code.connectionClosed, message: "connection closed")
 

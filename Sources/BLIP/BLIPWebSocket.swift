@@ -62,13 +62,17 @@ public enum BLIPWebSocket {
     /// and shutdown must not wait long for it.
     public static let closeTimeout = Duration.seconds(2)
 
-    /// The subprotocol to answer for a client's `Sec-WebSocket-Protocol` offer, or
-    /// nil when it offers no BLIP 3 protocol.
+    /// The subprotocols a passive peer accepts, preferred first: Couchbase Mobile 3 and 2
+    /// (revision trees; the same messages for the default collection, as Sync Gateway 3
+    /// accepts them). `BLIP_3+CBMobile_4` (version vectors) is a different document model.
+    public static let acceptedSubprotocols = [subprotocol, "BLIP_3+CBMobile_2"]
+
+    /// The subprotocol to answer for a client's `Sec-WebSocket-Protocol` offer (the first
+    /// of `acceptedSubprotocols` it offers, whatever its order), or nil when it offers none.
     public static func negotiate(_ offered: String?) -> String? {
         guard let offered else { return nil }
         let protocols = offered.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        if protocols.contains(subprotocol) { return subprotocol }
-        return protocols.first { $0.hasPrefix("BLIP_3") }
+        return acceptedSubprotocols.first { protocols.contains($0) }
     }
 
     /// Auto-ping period for a heartbeat interval: a ping goes out every 1.5

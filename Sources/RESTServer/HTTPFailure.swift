@@ -1,4 +1,5 @@
 import AccessControl
+import BLIP
 import DocumentModel
 import DocumentStore
 import HTTPTypes
@@ -21,6 +22,10 @@ struct HTTPFailure: Error, Sendable {
         HTTPFailure(.methodNotAllowed, "method_not_allowed", "Only \(allowed) allowed")
     }
     static let conflict = HTTPFailure(.conflict, "conflict", "Document update conflict")
+    /// `/{db}/_blipsync` without a WebSocket upgrade offering a subprotocol we speak.
+    static let needsBLIPUpgrade = badRequest(
+        "This endpoint needs a WebSocket upgrade with subprotocol "
+            + BLIPWebSocket.acceptedSubprotocols.joined(separator: " or "))
 
     init(_ error: StoreError) {
         self.init(HTTPResponse.Status(code: error.httpStatus), error.error, error.reason)

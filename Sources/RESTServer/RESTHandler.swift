@@ -159,7 +159,7 @@ public struct RESTHandler: Sendable {
             }
             return RESTResponse.json(peers)
         case "_blipsync":
-            throw HTTPFailure.badRequest("This endpoint needs a WebSocket upgrade with subprotocol BLIP_3+CBMobile_3")
+            throw HTTPFailure.needsBLIPUpgrade
         case "_local":
             guard rest.count >= 2 else { throw HTTPFailure.notFound() }
             return try await database.local(id: rest.dropFirst().joined(separator: "/"))

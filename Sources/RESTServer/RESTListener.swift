@@ -59,7 +59,7 @@ public enum RESTListener {
         > = { request, channel, _ in
             guard let sync, let database = syncDatabase(request.path) else { return .dontUpgrade }
             guard let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol]) else {
-                let failure = HTTPFailure.badRequest("This endpoint needs a WebSocket upgrade with subprotocol BLIP_3+CBMobile_3")
+                let failure = HTTPFailure.needsBLIPUpgrade
                 try await UpgradeRefusalWriter.refuse(channel: channel, failure: failure, serverName: serverName)
                 return .dontUpgrade
             }

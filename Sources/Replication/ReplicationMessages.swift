@@ -104,6 +104,16 @@ enum ReplicationMessages {
         }
     }
 
+    /// `proveAttachment`'s answer: `sha1-<base64>` of (the nonce's length as one byte,
+    /// the nonce, the attachment's bytes).
+    static func attachmentProof(nonce: [UInt8], data: [UInt8]) -> String {
+        var sha = SHA1()
+        sha.update([UInt8(nonce.count)])
+        sha.update(nonce)
+        sha.update(data)
+        return Digests.attachmentDigest(sha1: sha.finalize())
+    }
+
     static func error(_ code: Int, _ message: String) -> BLIPError {
         BLIPError(domain: httpDomain, code: code, message: message)
     }

@@ -40,7 +40,7 @@ public final class ReplicationSession: Sendable {
         self.logger = logger
         receiver = RevisionReceiver(
             store: store, connection: connection, progress: progress, author: access.author, noConflicts: access.noConflicts,
-            logger: logger)
+            provesAttachments: access.channels != nil, logger: logger)
         receiver.register()
         // A pull waiting to catch up is released when the connection goes.
         connection.onClose { [receiver] in receiver.endPull() }
@@ -107,6 +107,11 @@ public final class ReplicationSession: Sendable {
     /// `subChanges`: start sending changes after `since` (JSON), once or continuously,
     /// optionally only for `docIDs` (body) — the reply comes at once; changes follow.
     func handleSubChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
+        // Couchbase Lite 3.1+ names its document model; ours is revision trees (a
+        // version-vector puller is refused as couchbase-lite-core's passive Pusher does).
+        if let versioning = message["versioning"], versioning != "rev-trees" {
+            throw ReplicationMessages.error(501, "Incompatible document versioning.")
+        }
         var options = ChangesSender.Options()
         if let since = message["since"], !since.isEmpty {
             let parsed = (try? JSON.parse(since)) ?? .string(since)
@@ -188,10 +193,6 @@ public final class ReplicationSession: Sendable {
         }
         let nonce = message.body
         guard !nonce.isEmpty, nonce.count <= 255 else { throw ReplicationMessages.error(400, "bad nonce") }
-        var sha = SHA1()
-        sha.update([UInt8(nonce.count)])
-        sha.update(nonce)
-        sha.update(bytes)
-        return BLIPMessage(body: Array(Digests.attachmentDigest(sha1: sha.finalize()).utf8))
+        return BLIPMessage(body: Array(ReplicationMessages.attachmentProof(nonce: nonce, data: bytes).utf8))
     }
 }

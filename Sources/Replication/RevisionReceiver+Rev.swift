@@ -22,7 +22,7 @@ extension RevisionReceiver {
             let update: DocumentUpdate
             do {
                 update = try Self.parseRev(message, noConflicts: noConflicts)
-                try await fetchMissingAttachments(update.body, docID: update.docID)
+                try await fetchMissingAttachments(update)
             } catch {
                 let failure = (error as any Error) as? BLIPError ?? BLIPError(code: 500, message: "\(error)")
                 inserted([RevisionInserter.Outcome(
@@ -88,11 +88,17 @@ extension RevisionReceiver {
 
     /// Fetches (and verifies) every attachment the body names that is not stored yet.
     /// The request names the document (as Couchbase Lite 3 does), so a peer that limits
-    /// what we may read can check it.
-    private func fetchMissingAttachments(_ body: [String: JSON], docID: String) async throws(BLIPError) {
-        guard let attachments = body["_attachments"]?.objectValue else { return }
+    /// what we may read can check it. With `provesAttachments`, one we already hold is
+    /// accepted only if the revision's parent has it or the peer proves it has the bytes.
+    private func fetchMissingAttachments(_ update: DocumentUpdate) async throws(BLIPError) {
+        guard let attachments = update.body["_attachments"]?.objectValue else { return }
+        let docID = update.docID
         for (name, entry) in attachments {
-            guard entry["data"] == nil, let digest = entry["digest"]?.stringValue, !store.blobs.contains(digest) else {
+            guard entry["data"] == nil, let digest = entry["digest"]?.stringValue else { continue }
+            if store.blobs.contains(digest) {
+                if provesAttachments, try await !parentHasAttachment(update, digest: digest) {
+                    try await requireProof(of: digest, name: name)
+                }
                 continue
             }
             let reply = try await connection.sendRequest(BLIPMessage(
@@ -109,6 +115,37 @@ extension RevisionReceiver {
         }
     }
 
+    /// Whether the stored parent of the revision (the second entry of its history) has
+    /// the attachment: then the peer sends an unchanged stub of what it could read.
+    private func parentHasAttachment(_ update: DocumentUpdate, digest: String) async throws(BLIPError) -> Bool {
+        guard case .replicate(let history) = update.mode, history.count > 1 else { return false }
+        let found: (DocumentMetadata, [RevisionLookup])?
+        do {
+            found = try await store.revisions(update.docID, revs: [history[1]])
+        } catch {
+            throw ReplicationMessages.error(error)
+        }
+        guard case .found(let parent)? = found?.1.first else { return false }
+        return parent.attachments.values.contains { $0.digest == digest }
+    }
+
+    /// Asks the peer to prove it holds the attachment (`proveAttachment` with a random
+    /// nonce); a wrong or missing proof refuses the revision (403).
+    private func requireProof(of digest: String, name: String) async throws(BLIPError) {
+        let nonce = (0..<20).map { _ in UInt8.random(in: 0...255) }
+        let expected = store.blobs.read(digest).map { ReplicationMessages.attachmentProof(nonce: nonce, data: $0) }
+        let proof: String
+        do {
+            let reply = try await connection.sendRequest(BLIPMessage(
+                profile: ReplicationMessages.proveAttachment, properties: [("digest", digest)], body: nonce))
+            proof = String(decoding: reply.body, as: UTF8.self)
+        } catch {
+            throw ReplicationMessages.error(403, "attachment \(name) (\(digest)) not proven: \(error.message)")
+        }
+        guard let expected, proof == expected else {
+            throw ReplicationMessages.error(403, "attachment \(name) (\(digest)) not proven")
+        }
+    }
 }
 
 extension DocumentUpdate.Mode {

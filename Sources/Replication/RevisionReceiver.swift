@@ -17,6 +17,10 @@ final class RevisionReceiver: Sendable {
     let inserter: RevisionInserter
     /// `PeerAccess.noConflicts`: refuse revisions that would start a branch.
     let noConflicts: Bool
+    /// The peer reads only some channels: an attachment it names that we already hold
+    /// (and that the revision's parent does not have) must be proven with
+    /// `proveAttachment`, or naming a digest would be a way to read it.
+    let provesAttachments: Bool
     private let pull = Mutex<PullState?>(nil)
 
     /// What an active pull waits for: every wanted revision, in the peer's sequence order.
@@ -34,8 +38,9 @@ final class RevisionReceiver: Sendable {
 
     init(
         store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress, author: (any Sendable)? = nil,
-        noConflicts: Bool = false, logger: Logger
+        noConflicts: Bool = false, provesAttachments: Bool = false, logger: Logger
     ) {
+        self.provesAttachments = provesAttachments
         self.store = store
         self.connection = connection
         self.progress = progress
@@ -132,6 +137,12 @@ final class RevisionReceiver: Sendable {
         if items.isEmpty {
             updatePull { $0.caughtUp = true }
             return BLIPMessage()
+        }
+        // Sync Gateway's no-conflicts mode: a client pushes with `proposeChanges`; a
+        // Couchbase Lite pusher that tried `changes` switches on this answer and sends
+        // the batch again (`ignoreNoConflicts` is Sync Gateway's opt-out).
+        if noConflicts, message["ignoreNoConflicts"] != "true" {
+            throw ReplicationMessages.error(409, "Use 'proposeChanges' instead")
         }
         let entries = try items.map { (item: JSON) throws(BLIPError) -> ReplicationMessages.ChangeEntry in
             guard let entry = ReplicationMessages.ChangeEntry(item) else {

@@ -17,25 +17,7 @@ public final class TCPRelay: Sendable {
 
     /// Starts relaying 127.0.0.1:`port` → 127.0.0.1:`target`.
     public init(target: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HTTPTestClient.Failure(description: "socket() failed") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else {
-            Glibc.close(fd)
-            throw HTTPTestClient.Failure(description: "cannot listen on a loopback port: errno \(errno)")
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try LoopbackListener.open()
         let thread = Thread { [self] in acceptLoop(target: target) }
         thread.start()
     }

@@ -73,7 +73,7 @@ import Testing
                 _ = try await pair.a.sendRequest(BLIPMessage(profile: "nope"))
                 Issue.record("expected an error")
             } catch {
-                #expect(error == BLIPError(code: 404, message: "no handler for profile nope"))
+                #expect(error == BLIPError(code: 404, message: "No handler for BLIP request"))
             }
             do throws(BLIPError) {
                 _ = try await pair.a.sendRequest(BLIPMessage(body: [1]))

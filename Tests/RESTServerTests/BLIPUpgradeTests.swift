@@ -21,10 +21,12 @@ import TestSupport
 
     /// Sends an upgrade request for `path` (plus `extra` bytes in the same write) and
     /// returns the status, headers and body of the answer.
-    static func upgrade(port: Int, path: String, headers: [String: String] = [:]) async throws -> HTTPResult {
+    static func upgrade(
+        port: Int, path: String, headers: [String: String] = [:], subprotocols: String = "BLIP_3+CBMobile_3"
+    ) async throws -> HTTPResult {
         try await offThePool {
             let socket = try RawSocket(port: port)
-            try socket.write(Array(RawBLIP.upgradeRequest(port: port, path: path, headers: headers).utf8))
+            try socket.write(Array(RawBLIP.upgradeRequest(port: port, path: path, headers: headers, subprotocols: subprotocols).utf8))
             let head = try socket.readHead()
             var body: [UInt8] = []
             if head.status != 101 { body = try socket.readToEnd() }
@@ -74,6 +76,31 @@ import TestSupport
         #expect(try await node.request("GET", "/db/").headers["www-authenticate"] == challenge)
     }
 
+    /// The subprotocol as Sync Gateway 3 chooses it: Couchbase Lite 3.x offers
+    /// `BLIP_3+CBMobile_3` (and `_2`), LiteCore 2.8 only `BLIP_3+CBMobile_2`, Couchbase
+    /// Lite 4 with version vectors `BLIP_3+CBMobile_4` (another document model: refused
+    /// unless something we speak is offered too).
+    @Test func subprotocolChoice() async throws {
+        let node = try await TestNode.start()
+        defer { Task { await node.stop() } }
+        let port = node.ports.publicPort
+        for (offer, chosen) in [
+            ("BLIP_3+CBMobile_3, BLIP_3+CBMobile_2", "BLIP_3+CBMobile_3"),
+            ("BLIP_3+CBMobile_2, BLIP_3+CBMobile_3", "BLIP_3+CBMobile_3"),
+            ("BLIP_3+CBMobile_2", "BLIP_3+CBMobile_2"),
+            ("BLIP_3+CBMobile_4, BLIP_3+CBMobile_3", "BLIP_3+CBMobile_3"),
+        ] {
+            let answer = try await Self.upgrade(port: port, path: "/db/_blipsync", subprotocols: offer)
+            #expect(answer.status == 101, "\(offer): \(answer)")
+            #expect(answer.headers["sec-websocket-protocol"] == chosen, "\(offer)")
+        }
+        for offer in ["BLIP_3+CBMobile_4", "BLIP_3", "BLIP_2+CBMobile_2"] {
+            let refused = try await Self.upgrade(port: port, path: "/db/_blipsync", subprotocols: offer)
+            #expect(refused.status == 400, "\(offer): \(refused)")
+            #expect(refused.json["reason"] == "This endpoint needs a WebSocket upgrade with subprotocol BLIP_3+CBMobile_3 or BLIP_3+CBMobile_2")
+        }
+    }
+
     /// Couchbase Lite's replicator sends `getCheckpoint` as soon as the socket opens,
     /// sometimes in the same segment as the end of its upgrade request: the passive
     /// peer's handlers must exist before the first frame is read. Every one of these
@@ -111,10 +138,12 @@ import TestSupport
 
 /// BLIP and WebSocket bytes built by hand from the BLIP spec (`Sources/BLIP/BLIP.md`).
 enum RawBLIP {
-    static func upgradeRequest(port: Int, path: String, headers: [String: String] = [:]) -> String {
+    static func upgradeRequest(
+        port: Int, path: String, headers: [String: String] = [:], subprotocols: String = "BLIP_3+CBMobile_3"
+    ) -> String {
         var text = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-            + "Sec-WebSocket-Protocol: BLIP_3+CBMobile_3\r\n"
+            + "Sec-WebSocket-Protocol: \(subprotocols)\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         return text + "\r\n"
     }

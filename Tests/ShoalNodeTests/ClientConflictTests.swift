@@ -36,7 +36,9 @@ import TestSupport
     }
 
     /// A one-shot pull from 0: every `changes` entry offered, and the `rev`s received.
-    static func pull(_ connection: BLIPConnection) async throws -> (offered: [JSON], revs: [(id: String, rev: String, history: String, deleted: Bool)]) {
+    static func pull(
+        _ connection: BLIPConnection, properties: [(String, String)] = [("since", "0")]
+    ) async throws -> (offered: [JSON], revs: [(id: String, rev: String, history: String, deleted: Bool)]) {
         let offered = Mutex<[JSON]>([])
         let revs = Mutex<[(id: String, rev: String, history: String, deleted: Bool)]>([])
         let caughtUp = Mutex(false)
@@ -53,7 +55,7 @@ import TestSupport
             }
             return BLIPMessage()
         }
-        _ = try await connection.sendRequest(BLIPMessage(profile: "subChanges", properties: [("since", "0")]))
+        _ = try await connection.sendRequest(BLIPMessage(profile: "subChanges", properties: properties))
         let done = await eventually {
             caughtUp.withLock { $0 } && revs.withLock { $0.count } == offered.withLock { $0.count }
         }
@@ -83,7 +85,18 @@ import TestSupport
                 profile: "proposeChanges", properties: [("conflictIncludesRev", "true")],
                 body: JSON.array([["d", .string(Self.clientEdit.description), .string(base.description)]]).canonicalBytes()))
             #expect(try JSON.parse(detailed.body) == [["status": 409, "rev": .string(server.description)]])
-            // The same revision sent as a `rev` anyway (a `changes`-mode pusher): 409.
+            // `changes` (a pusher that allows outgoing conflicts tries it first): refused
+            // with HTTP/409, on which Couchbase Lite's Pusher switches to proposeChanges.
+            do {
+                _ = try await connection.sendRequest(BLIPMessage(
+                    profile: "changes",
+                    body: JSON.array([[1, "d", .string(Self.clientEdit.description)]]).canonicalBytes()))
+                Issue.record("a client's changes was answered")
+            } catch let error as BLIPError {
+                #expect(error.domain == "HTTP" && error.code == 409, "\(error)")
+                #expect(error.message == "Use 'proposeChanges' instead")
+            }
+            // The same revision sent as a `rev` anyway: 409.
             do {
                 try await Self.rev(connection, id: "d", rev: Self.clientEdit, history: [base], body: ["v": "client"])
                 Issue.record("a branching rev was accepted")

@@ -13,6 +13,7 @@ import TestSupport
         let loaded = try ConfigLoader.load(text: SeedConfigs.janeJoe)
         return try await TestNode.start { configuration in
             configuration.databases = loaded.configuration.databases
+            configuration.cors = loaded.configuration.cors
             configuration.passwordIterations = 1000
             configuration.heartbeat = .milliseconds(500)
             configuration.peers = peers
@@ -57,5 +58,96 @@ import TestSupport
             let channels = admin["rows"]?.arrayValue?.map { $0["value"]?["channels"] ?? .null }
             #expect(channels == [["_jane"], ["_public"], ["_joe"]])
         }
+    }
+
+    // MARK: The post's flow ("Synchronization of Documents Across Users") and its curl
+
+    static let privateDoc: [String: JSON] = [
+        "_id": "-6gCouN6jj0ScYgpMD7Qj1a", "_rev": "1-dfa6d453a1515ee3dd64012ccaf53046",
+        "name": "doc101", "overview": "This is a private doc from Jane", "owner": "jane", "tag": "private",
+    ]
+    static let publicDoc: [String: JSON] = [
+        "_id": "-A2wR44pAFCdu1Yufx14_1S", "_rev": "1-1a8cd0ea3b7574cf6f7ba4a10152a466",
+        "name": "doc102", "overview": "This is a public doc shared by Jane", "owner": "jane", "tag": "public",
+    ]
+
+    /// The app (Couchbase Lite 1.4) pushes over the REST replication protocol: a
+    /// checkpoint look-up, `_revs_diff`, `_bulk_docs` with `new_edits: false` (its own
+    /// document and revision IDs kept), the checkpoint saved.
+    static func push(_ docs: [[String: JSON]], to node: TestNode, as user: [String: String]) async throws {
+        let checkpoint = "/demo/_local/" + String(repeating: "c", count: 40)
+        let before = try await node.request("GET", checkpoint, headers: user)
+        #expect(before.status == 404 || before.status == 200, "\(before)")
+        var asked: [String: JSON] = [:]
+        for doc in docs { asked[doc["_id"]!.stringValue!] = [doc["_rev"]!] }
+        let diff = try await node.request("POST", "/demo/_revs_diff", json: .object(asked), headers: user)
+        #expect(diff.status == 200, "\(diff)")
+        let revisions = docs.map { doc -> JSON in
+            var doc = doc
+            let rev = doc["_rev"]!.stringValue!
+            doc["_revisions"] = ["start": 1, "ids": [.string(String(rev.dropFirst(2)))]]
+            return .object(doc)
+        }
+        let missing = revisions.filter { diff.json[$0["_id"]!.stringValue!]?["missing"] != nil }
+        let bulk = try await node.request("POST", "/demo/_bulk_docs", json: ["docs": .array(missing), "new_edits": false], headers: user)
+        #expect(bulk.status == 201, "\(bulk)")
+        #expect(bulk.json.arrayValue?.allSatisfy { $0["error"] == nil } == true, "\(bulk)")
+        var body: [String: JSON] = ["lastSequence": .string(String(docs.count))]
+        if let rev = before.json["_rev"] { body["_rev"] = rev }
+        let saved = try await node.request("PUT", checkpoint, json: .object(body), headers: user)
+        #expect(saved.status == 201, "\(saved)")
+    }
+
+    /// The post's steps with its config file loaded: jane adds a private and a public
+    /// document in the app, joe logs in and pulls (the public one only), then the
+    /// post's `curl` on the admin port, whose answer is checked against the one shown.
+    @Test func curlFlow() async throws {
+        let node = try await Self.start()
+        defer { Task { await node.stop() } }
+        // The config's `"CORS": {"Origin": ["*"]}` (Go's case-insensitive keys): on.
+        let preflight = try await node.request("OPTIONS", "/demo/", headers: ["Origin": "http://app.example", "Access-Control-Request-Method": "GET"])
+        #expect(preflight.status == 204 && preflight.headers["access-control-allow-origin"] == "http://app.example", "\(preflight)")
+
+        // 2-4: jane logs in and adds the private document, then the public one.
+        try await Self.push([Self.privateDoc], to: node, as: jane)
+        try await Self.push([Self.publicDoc], to: node, as: jane)
+        // joe may not push a private document in jane's name.
+        var forged = Self.privateDoc
+        forged["_id"] = "-forged"
+        forged["_revisions"] = ["start": 1, "ids": ["dfa6d453a1515ee3dd64012ccaf53046"]]
+        let refused = try await node.request("POST", "/demo/_bulk_docs", json: ["docs": [.object(forged)], "new_edits": false], headers: joe)
+        #expect(refused.json[0]?["error"] == "forbidden", "\(refused)")
+
+        // 5-7: joe logs in; "the public document that was created by Jane will be listed".
+        let feed = try await node.request("POST", "/demo/_changes", json: ["feed": "normal", "style": "all_docs", "since": 0], headers: joe)
+        let ids = feed.json["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
+        #expect(ids == ["-A2wR44pAFCdu1Yufx14_1S"], "\(feed)")
+        // Deliberate difference: `_bulk_get` answers CouchDB 2's JSON (PouchDB's form),
+        // not the multipart body Couchbase Lite 1.x read (docs/rest-api.md).
+        let bulkGet = try await node.request(
+            "POST", "/demo/_bulk_get?revs=true", json: ["docs": [["id": "-A2wR44pAFCdu1Yufx14_1S", "rev": "1-1a8cd0ea3b7574cf6f7ba4a10152a466"]]],
+            headers: joe)
+        #expect(bulkGet.json["results"]?[0]?["docs"]?[0]?["ok"]?["overview"] == "This is a public doc shared by Jane", "\(bulkGet)")
+        try await node.request("GET", "/demo/-6gCouN6jj0ScYgpMD7Qj1a", headers: joe).expectError(403, "forbidden")
+
+        // The post's curl, verbatim.
+        let headers = ["accept": "application/json", "cache-control": "no-cache", "content-type": "application/json"]
+        let answer = try await node.request("GET", "/demo/_all_docs?access=false&channels=false&include_docs=true", admin: true, headers: headers)
+        #expect(answer.status == 200, "\(answer)")
+        func row(_ doc: [String: JSON], channels: [JSON]?) -> JSON {
+            var value: [String: JSON] = ["rev": doc["_rev"]!]
+            if let channels { value["channels"] = .array(channels) }
+            return ["key": doc["_id"]!, "id": doc["_id"]!, "value": .object(value), "doc": .object(doc)]
+        }
+        // The rows as shown, except that `channels=false` leaves the channels out (the
+        // parameter's documented meaning; the post's answer shows them as `channels=true`
+        // does, checked below).
+        #expect(answer.json["rows"] == [row(Self.privateDoc, channels: nil), row(Self.publicDoc, channels: nil)], "\(answer)")
+        #expect(answer.json["total_rows"] == 2, "\(answer)")
+        // Deliberate difference: `update_seq` counts document changes only (Sync Gateway's
+        // 5 also counts the users' records, which share its sequence).
+        #expect(answer.json["update_seq"] == 2, "\(answer)")
+        let withChannels = try await node.request("GET", "/demo/_all_docs?access=false&channels=true&include_docs=true", admin: true, headers: headers)
+        #expect(withChannels.json["rows"] == [row(Self.privateDoc, channels: ["_jane"]), row(Self.publicDoc, channels: ["_public"])], "\(withChannels)")
     }
 }

@@ -124,4 +124,23 @@ enum SeedConfigs {
   }
 }
 """#
+
+    /// Seed 003's `sync-gateway-config-userprofile-walrus.json` as the tutorial shows it
+    /// (`users`, `server`, `sync`), with the user's e-mail address the scraped text lost
+    /// restored (`demo@example.com`, the sample's user) and the sync function assembled
+    /// from its sections (`UserProfileSeedTests.sync`).
+    static let userProfile = """
+        {
+          "log": ["*"],
+          "databases": {
+            "userprofile": {
+              "users": { "demo@example.com": { "password": "password"} },
+              "server": "walrus:",
+              "sync": `
+        \(UserProfileSeedTests.sync)
+        `
+            }
+          }
+        }
+        """
 }
