@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "ShoalNode", targets: ["ShoalNode"]),
         .library(name: "JSEngine", targets: ["JSEngine"]),
         .library(name: "AccessControl", targets: ["AccessControl"]),
+        .library(name: "Query", targets: ["Query"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -106,6 +107,18 @@ let package = Package(
             ],
             exclude: ["AccessControl.md"]
         ),
+        // CouchDB map/reduce views: design documents, collation, persistent indexes in the
+        // database's SQLite file, view queries (docs/queries.md).
+        .target(
+            name: "Query",
+            dependencies: [
+                "DocumentModel",
+                "DocumentStore",
+                "JSEngine",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Avahi's Bonjour-compatible DNS-SD library (dns_sd.h).
         .systemLibrary(name: "CDNSSD"),
         // DNS-SD register/browse/resolve through the host's avahi-daemon, static peers. Knows nothing of documents.
@@ -137,6 +150,7 @@ let package = Package(
             name: "RESTServer",
             dependencies: [
                 "AccessControl",
+                "Query",
                 "BLIP",
                 "DocumentModel",
                 "DocumentStore",
@@ -161,6 +175,7 @@ let package = Package(
                 "JSEngine",
                 "BLIP",
                 "Mesh",
+                "Query",
                 "Replication",
                 "RESTServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -215,6 +230,7 @@ let package = Package(
         ),
         // Depends on the executable so that `swift test` builds it for the crash test.
         .testTarget(name: "JSEngineTests", dependencies: ["JSEngine", "DocumentModel"]),
+        .testTarget(name: "QueryTests", dependencies: ["Query", "DocumentModel", "DocumentStore", "TestSupport"]),
         .testTarget(name: "AccessControlTests", dependencies: ["AccessControl", "DocumentStore", "TestSupport"]),
         .testTarget(name: "ShoalNodeTests", dependencies: ["ShoalNode", "TestSupport", "shoal", "BLIP", "Replication", "AccessControl"]),
     ],

@@ -2,6 +2,7 @@ import AccessControl
 import DocumentModel
 import DocumentStore
 import HTTPTypes
+import Query
 
 /// An error answer: HTTP status plus CouchDB's `{"error": …, "reason": …}` body.
 struct HTTPFailure: Error, Sendable {
@@ -23,6 +24,10 @@ struct HTTPFailure: Error, Sendable {
     static let conflict = HTTPFailure(.conflict, "conflict", "Document update conflict")
 
     init(_ error: StoreError) {
+        self.init(HTTPResponse.Status(code: error.httpStatus), error.error, error.reason)
+    }
+
+    init(_ error: ViewError) {
         self.init(HTTPResponse.Status(code: error.httpStatus), error.error, error.reason)
     }
 
