@@ -44,7 +44,7 @@ extension ViewIndex {
             let values = try await reduceGroups(reduce, nonEmpty)
             var iterator = values.makeIterator()
             let writes: [GroupWrite] = zip(chunk, rowsByGroup).map { group, rows in
-                GroupWrite(sortKey: group.sortKey, key: group.key, value: rows.isEmpty ? nil : iterator.next()!)
+                GroupWrite(sortKey: group.sortKey, key: group.key, value: rows.isEmpty ? JSON?.none : iterator.next()!)
             }
             try await write(writes, level: ViewStorage.exactLevel)
         }
@@ -70,7 +70,7 @@ extension ViewIndex {
                 let values = try await rereduceGroups(reduce, children.filter { !$0.isEmpty })
                 var iterator = values.makeIterator()
                 let writes = zip(chunk, children).map { group, partials in
-                    GroupWrite(sortKey: group.sortKey, key: group.key, value: partials.isEmpty ? nil : iterator.next()!)
+                    GroupWrite(sortKey: group.sortKey, key: group.key, value: partials.isEmpty ? JSON?.none : iterator.next()!)
                 }
                 try await write(writes, level: level)
             }
