@@ -63,14 +63,17 @@ public actor ViewIndex {
         while true {
             if let failure { throw failure }
             if state.sequence >= goal, running == nil { return }
-            if let running {
-                _ = try? await running.value
+            if let current = running {
+                // Wait for the update under way, then look again. Whoever resumes first
+                // clears it (a finished task must not make waiters spin on the actor).
+                _ = await current.result
+                if running == current { running = nil }
                 continue
             }
             let task = Task { try await self.catchUp(to: goal) }
             running = task
             let result = await task.result
-            running = nil
+            if running == task { running = nil }
             if case .failure(let error) = result {
                 if let viewError = error as? ViewError { throw viewError }
                 throw .functionFailed("\(error)")
