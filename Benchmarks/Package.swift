@@ -95,6 +95,18 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "ViewIndexing",
+            dependencies: [
+                "BenchmarkSupport",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "DocumentModel", package: "Shoal"),
+                .product(name: "DocumentStore", package: "Shoal"),
+                .product(name: "Query", package: "Shoal"),
+            ],
+            path: "Benchmarks/ViewIndexing",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "BLIPCodec",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Query
 
 /// The endpoints under `/{db}/` for one request against one database.
 struct DatabaseEndpoint: Sendable {
@@ -16,6 +17,8 @@ struct DatabaseEndpoint: Sendable {
     var principal: Principal = .admin
     /// The database's security, when it has access control.
     var security: DatabaseSecurity?
+    /// The database's views (design documents' map/reduce indexes), when the server has them.
+    var views: ViewEngine?
 
     var query: QueryParameters { request.query }
 
@@ -97,6 +100,7 @@ enum DocumentUpdateParser {
         let deleted = deletedValue?.boolValue ?? false
         let revisions = body.removeValue(forKey: "_revisions")
         for key in ignored { body.removeValue(forKey: key) }
+        if DesignDocument.isDesign(docID), !deleted { try validateDesign(docID: docID, body: body) }
 
         if newEdits {
             var parent: RevID?
@@ -122,5 +126,15 @@ enum DocumentUpdateParser {
             history = [rev]
         }
         return DocumentUpdate(docID: docID, body: body, deleted: deleted, mode: .replicate(history: history))
+    }
+
+    /// A design document's views must be well formed and compile (400 with the engine's
+    /// message), so that bad JavaScript fails at `PUT`, not at query time.
+    static func validateDesign(docID: String, body: [String: JSON]) throws(HTTPFailure) {
+        do {
+            try DesignDocument.validate(id: docID, body: body)
+        } catch {
+            throw HTTPFailure(error)
+        }
     }
 }

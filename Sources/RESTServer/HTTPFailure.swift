@@ -3,6 +3,7 @@ import BLIP
 import DocumentModel
 import DocumentStore
 import HTTPTypes
+import Query
 
 /// An error answer: HTTP status plus CouchDB's `{"error": …, "reason": …}` body.
 struct HTTPFailure: Error, Sendable {
@@ -28,6 +29,10 @@ struct HTTPFailure: Error, Sendable {
             + BLIPWebSocket.acceptedSubprotocols.joined(separator: " or "))
 
     init(_ error: StoreError) {
+        self.init(HTTPResponse.Status(code: error.httpStatus), error.error, error.reason)
+    }
+
+    init(_ error: ViewError) {
         self.init(HTTPResponse.Status(code: error.httpStatus), error.error, error.reason)
     }
 

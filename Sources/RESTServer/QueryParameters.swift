@@ -27,6 +27,9 @@ struct QueryParameters: Sendable {
 
     subscript(_ key: String) -> String? { values[key] }
 
+    /// Every parameter, decoded (for parsers that take them all, e.g. view queries).
+    var all: [String: String] { values }
+
     /// Replaces values with those of `other` where it has them.
     mutating func overlay(_ other: QueryParameters) {
         values.merge(other.values) { _, new in new }

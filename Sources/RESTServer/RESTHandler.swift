@@ -104,6 +104,7 @@ public struct RESTHandler: Sendable {
         var database = DatabaseEndpoint(store: store, request: request, configuration: configuration, logger: logger)
         let rest = Array(segments.dropFirst())
         database.security = registry.security(database: first)
+        database.views = registry.views(database: first)
         switch rest.first {
         case "_user": return try await database.principals(.user, name: rest.dropFirst().first, extra: rest.count > 2)
         case "_role": return try await database.principals(.role, name: rest.dropFirst().first, extra: rest.count > 2)
@@ -132,6 +133,10 @@ public struct RESTHandler: Sendable {
         guard let second = rest.first else { return try await database.root() }
         switch second {
         case "_all_docs": return try await database.allDocs()
+        case "_design_docs": return try await database.designDocs()
+        case "_view_cleanup":
+            try database.requireAdminPrincipal("_view_cleanup is on the admin port")
+            return try await database.viewCleanup()
         case "_changes": return try await database.changes()
         case "_bulk_docs": return try await database.bulkDocs()
         case "_bulk_get": return try await database.bulkGet()
@@ -167,6 +172,7 @@ public struct RESTHandler: Sendable {
             guard rest.count >= 2 else { throw HTTPFailure.notFound() }
             let id = "_design/" + rest[1]
             if rest.count == 2 { return try await database.document(id: id) }
+            if rest.count == 4 && rest[2] == "_view" { return try await database.view(design: rest[1], name: rest[3]) }
             return try await database.attachment(docID: id, name: rest.dropFirst(2).joined(separator: "/"))
         default:
             if second.hasPrefix("_") {

@@ -11,6 +11,7 @@ import Replication
 import RESTServer
 import ServiceLifecycle
 import Synchronization
+import Query
 
 /// A running Shoal node: opens its databases, serves the public and admin REST
 /// listeners, and closes everything cleanly on shutdown.
@@ -28,6 +29,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public let conflictMonitors: [String: ConflictMonitor]
     /// Users, roles and the sync function of each database (§6), by database name.
     let securities: [String: DatabaseSecurity]
+    /// Map/reduce views of each database (docs/queries.md), by database name.
+    let viewEngines: [String: ViewEngine]
     /// TLS of the public port (nil: plain HTTP only).
     let publicTLS: ListenerTLS?
     /// HTTP request counters of both listeners.
@@ -86,6 +89,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 script: try Self.conflictScript(for: database), logger: Logger(label: "Conflicts"))
         }
         conflictMonitors = monitors
+        viewEngines = stores.mapValues { ViewEngine(store: $0, logger: Logger(label: "Query")) }
         replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
         let nodeID = try NodeIdentity.load(dataDirectory: configuration.dataDirectory)
         self.nodeID = nodeID
@@ -143,6 +147,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     }
 
     public func database(named name: String) -> DocumentStore? { stores[name] }
+    public func views(database name: String) -> ViewEngine? { viewEngines[name] }
     /// `https` when the public port takes only TLS (`SSLCert`), else `http`.
     public var publicScheme: String { publicTLS?.mode == .required ? "https" : "http" }
     public var databaseNames: [String] { Array(stores.keys) }
@@ -253,6 +258,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         for mesh in meshes.values { await mesh.stop() }
         await replications.stopAll()
         for monitor in conflictMonitors.values { await monitor.stop() }
+        for engine in viewEngines.values { await engine.close() }
     }
 
     private func closeStores() {

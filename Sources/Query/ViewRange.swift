@@ -1,0 +1,72 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+/// A query's key range as SQL over `view_rows` / `view_groups` sort keys.
+///
+/// `ViewRange` owns turning `startkey`/`endkey` (+ doc IDs, `inclusive_end`,
+/// `descending`) into a lower and an upper bound in index order, so that every range is
+/// one index range scan. Pure.
+struct ViewRange: Sendable {
+    struct Bound: Sendable {
+        let sortKey: Data
+        let docID: String?
+        let inclusive: Bool
+    }
+
+    var lower: Bound?
+    var upper: Bound?
+
+    init(_ query: ViewQuery) {
+        let start = query.startKey.map {
+            Bound(sortKey: Data(ViewCollation.sortKey($0)), docID: query.startKeyDocID, inclusive: true)
+        }
+        let end = query.endKey.map {
+            Bound(sortKey: Data(ViewCollation.sortKey($0)), docID: query.endKeyDocID, inclusive: query.inclusiveEnd)
+        }
+        (lower, upper) = query.descending ? (end, start) : (start, end)
+    }
+
+    /// Whether doc IDs take part in the bounds (then groups cannot be used whole).
+    var usesDocIDs: Bool { lower?.docID != nil || upper?.docID != nil }
+
+    /// The SQL condition (starting with " AND") and its arguments; `docIDs` false for
+    /// group tables (no doc ID column).
+    func condition(docIDs: Bool = true) -> (String, StatementArguments) {
+        var sql = ""
+        var arguments: StatementArguments = []
+        if let lower {
+            if docIDs, let docID = lower.docID {
+                sql += " AND (sortkey > ? OR (sortkey = ? AND docid \(lower.inclusive ? ">=" : ">") ?))"
+                arguments += [lower.sortKey, lower.sortKey, docID]
+            } else {
+                sql += " AND sortkey \(lower.inclusive ? ">=" : ">") ?"
+                arguments += [lower.sortKey]
+            }
+        }
+        if let upper {
+            if docIDs, let docID = upper.docID {
+                sql += " AND (sortkey < ? OR (sortkey = ? AND docid \(upper.inclusive ? "<=" : "<") ?))"
+                arguments += [upper.sortKey, upper.sortKey, docID]
+            } else {
+                sql += " AND sortkey \(upper.inclusive ? "<=" : "<") ?"
+                arguments += [upper.sortKey]
+            }
+        }
+        return (sql, arguments)
+    }
+
+    /// The condition of the rows *before* the range in iteration order (for `offset`).
+    func precedingCondition(descending: Bool) -> (String, StatementArguments)? {
+        guard let bound = descending ? upper : lower else { return nil }
+        var flipped = ViewRange(lower: nil, upper: nil)
+        let inverse = Bound(sortKey: bound.sortKey, docID: bound.docID, inclusive: !bound.inclusive)
+        if descending { flipped.lower = inverse } else { flipped.upper = inverse }
+        return flipped.condition()
+    }
+
+    private init(lower: Bound?, upper: Bound?) {
+        self.lower = lower
+        self.upper = upper
+    }
+}

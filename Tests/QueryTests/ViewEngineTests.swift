@@ -1,0 +1,177 @@
+import DocumentModel
+import DocumentStore
+import Foundation
+import Query
+import Testing
+import TestSupport
+
+/// Views over a real store: incremental indexing, deletes, map errors, changed
+/// functions, cleanup, and stored reductions checked against a brute-force reduce.
+@Suite struct ViewEngineTests {
+    private func engine(_ test: TestStore) -> ViewEngine {
+        ViewEngine(store: test.store, options: .init(timeout: .seconds(2), batchSize: 7, updatesInBackground: false))
+    }
+
+    private func rows(_ result: ViewResult) -> [JSON] {
+        guard case .rows(_, _, let rows, _) = result else { return [] }
+        return rows.map { ["id": .string($0.id), "key": $0.key, "value": $0.value] }
+    }
+
+    private func reduced(_ result: ViewResult) -> [ReducedRow] {
+        guard case .reduced(let rows, _) = result else { return [] }
+        return rows
+    }
+
+    @Test func indexesIncrementallyAndForgetsDeletedDocuments() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        let store = test.store
+        try await store.put("_design/app", ["views": ["byName": ["map": "function(doc) { if (doc.name) emit(doc.name, doc.n); }"]]])
+        for i in 0..<20 { try await store.put("d\(i)", ["name": .string("n\(i % 5)"), "n": .int(Int64(i))]) }
+        let views = engine(test)
+        var query = ViewQuery()
+        query.key = nil
+        let first = try await views.query(design: "app", view: "byName", query: query)
+        #expect(rows(first).count == 20)
+        guard case .rows(let total, _, _, _) = first else { Issue.record("no rows"); return }
+        #expect(total == 20)
+        let index = try await views.index(design: "app", view: "byName")
+        let builtAt = await index.sequence
+
+        // Edits and deletes: only those documents are mapped again.
+        let d0 = try await store.revision("d0").1.revID
+        try await store.put("d0", ["name": "zz", "n": 100], parent: d0)
+        let d1 = try await store.revision("d1").1.revID
+        try await store.put("d1", [:], parent: d1, deleted: true)
+        var zz = ViewQuery()
+        zz.startKey = "zz"
+        zz.endKey = "zz"
+        let after = try await views.query(design: "app", view: "byName", query: zz)
+        #expect(rows(after) == [["id": "d0", "key": "zz", "value": 100]])
+        #expect(await index.sequence > builtAt)
+        #expect(await index.rowCount == 19)
+    }
+
+    @Test func mapErrorsSkipTheDocumentOnly() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        try await test.store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.a.b, null); }"]]])
+        try await test.store.put("good", ["a": ["b": 1]])
+        try await test.store.put("bad", ["x": 1])
+        let views = engine(test)
+        let result = try await views.query(design: "app", view: "v", query: ViewQuery())
+        #expect(rows(result).map { $0["id"] } == ["good"])
+        let index = try await views.index(design: "app", view: "v")
+        #expect(await index.mapErrors == 1)
+    }
+
+    @Test func changedFunctionRebuildsAndCleanupDropsTheOldIndex() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        let store = test.store
+        let v1 = try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.x, 1); }"]]])
+        try await store.put("a", ["x": 1])
+        let views = engine(test)
+        #expect(rows(try await views.query(design: "app", view: "v", query: ViewQuery())).map { $0["key"] } == [1])
+        try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.x * 10, 1); }"]]], parent: v1.revID)
+        #expect(rows(try await views.query(design: "app", view: "v", query: ViewQuery())).map { $0["key"] } == [10])
+        #expect(try await views.cleanup().count == 1)
+        #expect(try await views.cleanup().isEmpty)
+        #expect(rows(try await views.query(design: "app", view: "v", query: ViewQuery())).map { $0["key"] } == [10])
+    }
+
+    @Test func missingDesignAndView() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        try await test.store.put("_design/app", ["views": [:]])
+        let views = engine(test)
+        await #expect(throws: ViewError.missingDesign("missing")) { try await views.query(design: "nope", view: "v", query: ViewQuery()) }
+        await #expect(throws: ViewError.missingView("v")) { try await views.query(design: "app", view: "v", query: ViewQuery()) }
+    }
+
+    /// Random documents, edits and deletes; every grouping and range of the stored
+    /// reductions must equal a reduce computed from scratch.
+    @Test(arguments: ["_count", "_sum", "_stats", "function(keys, values, rereduce) { return sum(values); }"])
+    func storedReductionsMatchBruteForce(_ reduce: String) async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        let store = test.store
+        let map = "function(doc) { emit([doc.a, doc.b, doc.c], doc.n); if (doc.c == 0) emit(doc.a, 1); }"
+        try await store.put("_design/app", ["views": ["v": ["map": .string(map), "reduce": .string(reduce)]]])
+        let views = engine(test)
+        var generator = SplitMix64(seed: UInt64(reduce.count))
+        var live: [String: (key: [Int], n: Int, rev: RevID)] = [:]
+        for round in 0..<4 {
+            for _ in 0..<30 {
+                let id = "d\(Int.random(in: 0..<40, using: &generator))"
+                if let existing = live[id], Bool.random(using: &generator) && round > 0 {
+                    try await store.put(id, [:], parent: existing.rev, deleted: true)
+                    live[id] = nil
+                    continue
+                }
+                let key = [Int.random(in: 0..<3, using: &generator), Int.random(in: 0..<3, using: &generator), Int.random(in: 0..<2, using: &generator)]
+                let n = Int.random(in: 1..<10, using: &generator)
+                let written = try await store.put(id, ["a": .int(Int64(key[0])), "b": .int(Int64(key[1])), "c": .int(Int64(key[2])), "n": .int(Int64(n))], parent: live[id]?.rev)
+                live[id] = (key, n, written.revID)
+            }
+            // Brute force: the emitted rows.
+            var emitted: [(key: JSON, value: Int)] = []
+            for doc in live.values {
+                emitted.append((.array(doc.key.map { .int(Int64($0)) }), doc.n))
+                if doc.key[2] == 0 { emitted.append((.int(Int64(doc.key[0])), 1)) }
+            }
+            for level in [0, 1, 2, 3] {
+                var query = ViewQuery()
+                query.groupLevel = level
+                let got = reduced(try await views.query(design: "app", view: "v", query: query))
+                #expect(got == expected(emitted, level: level, reduce: reduce), "level \(level) round \(round) \(reduce)")
+                // A key range: only the rows with a >= 1.
+                query.startKey = [1]
+                query.endKey = [.int(9), [:]]
+                let ranged = reduced(try await views.query(design: "app", view: "v", query: query))
+                let inRange = emitted.filter { ViewCollation.compare($0.key, [1]) != .orderedAscending }
+                #expect(ranged == expected(inRange, level: level, reduce: reduce), "range level \(level) \(reduce)")
+            }
+            var exact = ViewQuery()
+            exact.group = true
+            let got = reduced(try await views.query(design: "app", view: "v", query: exact))
+            #expect(got == expected(emitted, level: 99, reduce: reduce))
+        }
+    }
+
+    private func expected(_ rows: [(key: JSON, value: Int)], level: Int, reduce: String) -> [ReducedRow] {
+        var groups: [(key: JSON, values: [Int])] = []
+        for row in rows.sorted(by: { ViewCollation.less($0.key, $1.key) }) {
+            var key = row.key
+            if level == 0 { key = .null } else if case .array(let items) = key, items.count > level { key = .array(Array(items.prefix(level))) }
+            if let last = groups.last, ViewCollation.compare(last.key, key) == .orderedSame {
+                groups[groups.count - 1].values.append(row.value)
+            } else {
+                groups.append((key, [row.value]))
+            }
+        }
+        return groups.map { group in
+            let sum = group.values.reduce(0, +)
+            let value: JSON
+            switch reduce {
+            case "_count": value = .int(Int64(group.values.count))
+            case "_stats":
+                value = [
+                    "sum": .int(Int64(sum)), "count": .int(Int64(group.values.count)),
+                    "min": .int(Int64(group.values.min()!)), "max": .int(Int64(group.values.max()!)),
+                    "sumsqr": .int(Int64(group.values.map { $0 * $0 }.reduce(0, +))),
+                ]
+            default: value = .int(Int64(sum))
+            }
+            return ReducedRow(key: group.key, value: value)
+        }
+    }
+}
+
+extension ViewQuery {
+    /// `key=` as a test shorthand (nil clears it).
+    var key: JSON? {
+        get { startKey == endKey ? startKey : nil }
+        set { startKey = newValue; endKey = newValue }
+    }
+}
