@@ -58,6 +58,14 @@ public struct DesignDocument: Sendable, Equatable {
     /// every map and JavaScript reduce function compiles (ES5). Throws
     /// `ViewError.invalidDesign` or `.compile` with the engine's message.
     public static func validate(id: String, body: [String: JSON]) throws(ViewError) {
+        // Mango indexes are design documents too (`"language": "query"`, CouchDB's form):
+        // they hold no JavaScript; `MangoIndexDefinition` reads them.
+        if body["language"]?.stringValue == "query" {
+            guard body["views"] == nil || body["views"]?.objectValue != nil else {
+                throw .invalidDesign("`views` is not an object")
+            }
+            return
+        }
         let design = try DesignDocument(id: id, body: body)
         for name in design.views.keys.sorted() {
             try ViewFunctions.compileCheck(design.views[name]!, viewName: name)

@@ -11,6 +11,7 @@ extension DatabaseEndpoint {
     /// `GET|POST /{db}/_design/{ddoc}/_view/{view}`: map rows or reduced rows, CouchDB's
     /// parameters from the query string and (POST) the JSON body. A public-port user gets
     /// only the rows of documents they may read, and reductions over those rows only.
+    /// With `feed=longpoll|continuous|eventsource` it is a live query.
     func view(design: String, name: String) async throws -> Response {
         try allow(request, "GET,HEAD,POST", request.isRead || request.method == .post)
         let engine = try requireViews()
@@ -18,6 +19,17 @@ extension DatabaseEndpoint {
         if request.method == .post { body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes) }
         let renderer = try DocumentRenderer(query: query)
         let visibility = restrictedAccess.map { access in ViewVisibility { access.canRead($0) } }
+        if let feed = try liveFeed(body: body) {
+            // A live view: the rows again whenever a commit changes them (docs/queries.md).
+            let endpoint = self
+            let parameters = query.all
+            let requestBody = body
+            return try liveResponse(feed) {
+                try await Self.runView(
+                    engine, design: design, name: name, parameters: parameters, body: requestBody, visibility: visibility)
+                    .json { endpoint.rendered($0, renderer: renderer) }
+            }
+        }
         let result = try await Self.runView(
             engine, design: design, name: name, parameters: query.all, body: body, visibility: visibility)
         return RESTResponse.json(result.json { rendered($0, renderer: renderer) })

@@ -110,4 +110,60 @@ import TestSupport
         try await node.request("POST", "/db/_find?feed=sideways", raw: Array(Self.query.utf8),
                                headers: ["Content-Type": "application/json"], admin: true).expectStatus(400)
     }
+
+    /// Issue 12's seed scenario: two mesh nodes with the todo app's documents; the seed's
+    /// views in JavaScript; a live `incompleteTasksCount` (group_level=1) open on A; a task
+    /// completed on B; A's live query delivers the new count — and the same with `_find`.
+    @Test func theSeedsLiveQueriesFollowTheMesh() async throws {
+        let b = try await TestNode.start()
+        let a = try await TestNode.start { configuration in
+            configuration.heartbeat = .milliseconds(500)
+            configuration.peers = ["ws://127.0.0.1:\(b.ports.publicPort)/db"]
+        }
+        defer { Task { for node in [a, b] { await node.stop() } } }
+        // The design document is written on B and replicates to A like any document.
+        try await b.request("PUT", "/db/_design/list", json: [
+            "language": "javascript",
+            "views": [
+                "listsByName": ["map": "function(doc) { if (doc.type == 'task-list' && doc.name) { emit(doc.name, null); } }"],
+                "incompleteTasksCount": [
+                    "map": "function(doc) { if (doc.type == 'task' && doc.taskList && !doc.complete) { emit([doc.taskList.id, doc._id], null); } }",
+                    "reduce": "_count",
+                ],
+            ],
+        ], admin: true).expectStatus(201)
+        for (id, name) in [("groceries", "Groceries"), ("chores", "Chores")] {
+            try await b.request("PUT", "/db/\(id)", json: ["type": "task-list", "name": .string(name)], admin: true).expectStatus(201)
+        }
+        for task in 0..<5 {
+            try await b.request("PUT", "/db/task\(task)", json: [
+                "type": "task", "taskList": ["id": .string(task < 3 ? "groceries" : "chores")], "complete": false,
+                "title": .string("Task \(task)"), "createdAt": .string("2026-11-25T10:0\(task):00Z"),
+            ], admin: true).expectStatus(201)
+        }
+        try await a.request("POST", "/db/_index", json: ["index": ["fields": ["type", "createdAt"]]], admin: true).expectStatus(200)
+        #expect(try await eventually { try await a.request("GET", "/db/", admin: true).json["doc_count"] == 9 })   // 2 lists, 5 tasks, 2 design documents
+
+        let names = try await a.request("GET", "/db/_design/list/_view/listsByName", admin: true)
+        #expect(names.json["rows"]?.arrayValue?.compactMap { $0["key"]?.stringValue } == ["Chores", "Groceries"])
+
+        let viewPath = "/db/_design/list/_view/incompleteTasksCount?group_level=1&feed=eventsource&heartbeat=200"
+        let counts = try await offThePool { try EventReader(port: a.ports.adminPort, path: viewPath) }
+        let findPath = "/db/_find?feed=eventsource&heartbeat=200&query=\(Self.encoded(Self.query))"
+        let tasks = try await offThePool { try EventReader(port: a.ports.adminPort, path: findPath) }
+        let firstCounts = try await offThePool { try counts.next() }
+        #expect(firstCounts.data["rows"] == [["key": ["chores"], "value": 2], ["key": ["groceries"], "value": 3]])
+        let firstTasks = try await offThePool { try tasks.next() }
+        #expect(Self.ids(firstTasks.data) == ["task0", "task1", "task2", "task3", "task4"])
+
+        // Mark task1 complete on B.
+        let rev = try #require(try await b.request("GET", "/db/task1", admin: true).json["_rev"]?.stringValue)
+        try await b.request("PUT", "/db/task1?rev=\(rev)", json: [
+            "type": "task", "taskList": ["id": "groceries"], "complete": true, "title": "Task 1", "createdAt": "2026-11-25T10:01:00Z",
+        ], admin: true).expectStatus(201)
+        let newCounts = try await offThePool { try counts.next() }
+        #expect(newCounts.data["rows"] == [["key": ["chores"], "value": 2], ["key": ["groceries"], "value": 2]])
+        let newTasks = try await offThePool { try tasks.next() }
+        #expect(Self.ids(newTasks.data) == ["task0", "task2", "task3", "task4"])
+    }
 }

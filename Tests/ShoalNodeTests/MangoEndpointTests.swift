@@ -77,6 +77,18 @@ import TestSupport
         let after = try await Self.find(node, query)
         #expect(after.json["docs"]?[0]?["_id"] == "task37")
 
+        // The index is a design document in CouchDB's form, which a client may also PUT.
+        let ddoc = try await node.request("GET", "/db/_design/todo-indexes", admin: true)
+        #expect(ddoc.json["language"] == "query")
+        try await node.request("PUT", "/db/_design/by-n", json: [
+            "language": "query",
+            "views": ["n": ["map": ["fields": ["n": "asc"]], "reduce": "_count", "options": ["def": ["fields": ["n"]]]]],
+        ], admin: true).expectStatus(201)
+        let byN = try await Self.find(node, #"{"selector": {"n": {"$gt": 37}}, "use_index": "by-n"}"#)
+        #expect(byN.json["docs"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } == ["task38"])   // task39 lost its n when it was completed above
+        #expect(byN.json["warning"] == nil, "\(byN)")
+        try await node.request("DELETE", "/db/_index/by-n/json/n", admin: true).expectStatus(200)
+
         // Listing and deleting indexes.
         let listed = try await node.request("GET", "/db/_index", admin: true).json
         #expect(listed["total_rows"] == 2)
