@@ -19,6 +19,25 @@ public final class ShoalProcess: @unchecked Sendable {
         return directory.appendingPathComponent("shoal").path
     }
 
+    /// Runs the `shoal` binary with `arguments` to its end (off the concurrency pool);
+    /// returns its exit status and what it wrote on standard error.
+    public static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executablePath)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = try await offThePool {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        return (process.terminationStatus, text)
+    }
+
     /// Starts `shoal serve` on `dataDirectory` and waits until it prints its ports.
     public static func start(
         dataDirectory: String, arguments: [String] = [], environment: [String: String]? = nil, timeout: TimeInterval = 30

@@ -125,22 +125,11 @@ import TestSupport
     @Test func busyPortFailsWithAClearError() async throws {
         let first = try await TestNode.start()
         defer { Task { await first.stop() } }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ShoalProcess.executablePath)
         let directory = TemporaryDirectory(prefix: "shoal-busy")
         defer { directory.remove() }
-        process.arguments = ["serve", "--data", directory.path, "--interface", "127.0.0.1",
-                             "--port", String(first.ports.publicPort), "--admin-port", "0"]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = try await offThePool {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        #expect(process.terminationStatus != 0)
+        let (status, text) = try await ShoalProcess.run(
+            ["serve", "--data", directory.path, "--interface", "127.0.0.1", "--port", String(first.ports.publicPort), "--admin-port", "0"])
+        #expect(status != 0)
         #expect(text.contains("cannot listen on"), "\(text)")
     }
 }

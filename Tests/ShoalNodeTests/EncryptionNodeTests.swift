@@ -144,22 +144,8 @@ import Glibc
         return configuration
     }
 
-    /// Runs the `shoal` binary to its end; returns its status and standard error.
     static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ShoalProcess.executablePath)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = try await offThePool {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        return (process.terminationStatus, text)
+        try await ShoalProcess.run(arguments, environment: environment)
     }
 
     @Test func theCLIRefusesAWrongOrMissingKeyWithStatus64() async throws {

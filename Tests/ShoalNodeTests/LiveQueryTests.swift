@@ -122,16 +122,7 @@ import TestSupport
         }
         defer { Task { for node in [a, b] { await node.stop() } } }
         // The design document is written on B and replicates to A like any document.
-        try await b.request("PUT", "/db/_design/list", json: [
-            "language": "javascript",
-            "views": [
-                "listsByName": ["map": "function(doc) { if (doc.type == 'task-list' && doc.name) { emit(doc.name, null); } }"],
-                "incompleteTasksCount": [
-                    "map": "function(doc) { if (doc.type == 'task' && doc.taskList && !doc.complete) { emit([doc.taskList.id, doc._id], null); } }",
-                    "reduce": "_count",
-                ],
-            ],
-        ], admin: true).expectStatus(201)
+        try await b.request("PUT", "/db/_design/list", json: ViewEndpointTests.listDesign, admin: true).expectStatus(201)
         for (id, name) in [("groceries", "Groceries"), ("chores", "Chores")] {
             try await b.request("PUT", "/db/\(id)", json: ["type": "task-list", "name": .string(name)], admin: true).expectStatus(201)
         }
