@@ -1,5 +1,6 @@
 /*
- * Shoal's encrypting SQLite VFS. See include/shoal_crypt.h and docs/storage.md.
+ * Shoal's encrypting SQLite VFS: keys by path, the file methods, registration. The
+ * page format is in shoal_crypt_pages.c. See include/shoal_crypt.h and docs/storage.md.
  *
  * Files of a database that has a key:
  *   main database  page-aligned pages, each sealed with AES-256-GCM
@@ -17,71 +18,15 @@
  * SHOAL_CRYPT_RESERVE and nothing else writes there); reads give them back as
  * zeros so that SQLite's WAL checksums, computed over its in-memory page, match.
  */
-#include "shoal_crypt.h"
-
-#include <fcntl.h>
-#include <pthread.h>
-#include <sqlite3.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
-
-#define PAGE SHOAL_CRYPT_PAGE
-#define RESERVE SHOAL_CRYPT_RESERVE
-#define BODY (PAGE - RESERVE)
-#define T_NONCE 0
-#define T_TAG 12
-#define T_CHECK 28
-#define T_SALT 44
-#define T_MARK 60
-#define WAL_HEADER 32
-#define FRAME_HEADER 24
-#define FRAME (FRAME_HEADER + PAGE)
-
-static const unsigned char marker[4] = {'S', 'H', 'E', '1'};
-static const char checkLabel[] = "shoal-encryption-key-check-v1";
-static const char journalLabel[] = "shoal-encryption-journal-v1";
-
-enum { KIND_MAIN = 1, KIND_WAL = 2, KIND_STREAM = 3 };
+#include "crypt_internal.h"
 
 /* ---- keys registered by path ------------------------------------------ */
-
-typedef struct KeyEntry {
-    char *path;
-    unsigned char key[SHOAL_CRYPT_KEY];
-    unsigned char salt[SHOAL_CRYPT_SALT];
-    unsigned char check[16];
-    struct KeyEntry *next;
-} KeyEntry;
 
 static pthread_mutex_t registryLock = PTHREAD_MUTEX_INITIALIZER;
 static KeyEntry *registry = NULL;
 static int registeredKeys = 0;
 static sqlite3_vfs *original = NULL;
 static sqlite3_vfs cryptVfs;
-static unsigned long long pagesSealed = 0;
-
-void shoal_crypt_key_check(const unsigned char *key, unsigned char *out) {
-    unsigned char mac[32];
-    unsigned int length = sizeof(mac);
-    HMAC(EVP_sha256(), key, SHOAL_CRYPT_KEY, (const unsigned char *)checkLabel, sizeof(checkLabel) - 1, mac, &length);
-    memcpy(out, mac, 16);
-    OPENSSL_cleanse(mac, sizeof(mac));
-}
-
-int shoal_crypt_random(unsigned char *out, int count) {
-    return RAND_bytes(out, count) == 1 ? 0 : -1;
-}
-
-unsigned long long shoal_crypt_pages_sealed(void) {
-    return __atomic_load_n(&pagesSealed, __ATOMIC_RELAXED);
-}
 
 /* The absolute path SQLite will hand to xOpen for `path`. */
 static char *fullPath(const char *path) {
@@ -165,83 +110,6 @@ void shoal_crypt_remove_key(const char *path) {
     sqlite3_free(full);
 }
 
-/* ---- page sealing --------------------------------------------------------- */
-
-static void placeData(unsigned char aad[8], int kind, uint64_t index) {
-    uint64_t value = index | ((uint64_t)kind << 56);
-    for (int i = 0; i < 8; i++) aad[i] = (unsigned char)(value >> (8 * i));
-}
-
-/* Seals plaintext page `in` into `out`. Returns SQLITE_OK or an I/O error code. */
-static int sealPage(EVP_CIPHER_CTX *ctx, const KeyEntry *key, int kind, uint64_t index,
-                    const unsigned char *in, unsigned char *out) {
-    unsigned char aad[8];
-    unsigned char *trailer = out + BODY;
-    int length = 0;
-    placeData(aad, kind, index);
-    if (RAND_bytes(trailer + T_NONCE, 12) != 1) return SQLITE_IOERR_WRITE;
-    if (EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key->key, trailer + T_NONCE) != 1 ||
-        EVP_EncryptUpdate(ctx, NULL, &length, aad, sizeof(aad)) != 1 ||
-        EVP_EncryptUpdate(ctx, out, &length, in, BODY) != 1 ||
-        EVP_EncryptFinal_ex(ctx, out + length, &length) != 1 ||
-        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, trailer + T_TAG) != 1) {
-        return SQLITE_IOERR_WRITE;
-    }
-    memcpy(trailer + T_CHECK, key->check, 16);
-    memcpy(trailer + T_SALT, key->salt, SHOAL_CRYPT_SALT);
-    memcpy(trailer + T_MARK, marker, 4);
-    __atomic_add_fetch(&pagesSealed, 1, __ATOMIC_RELAXED);
-    return SQLITE_OK;
-}
-
-enum { OPEN_OK = 0, OPEN_ZERO = 1, OPEN_WRONG_KEY = 2, OPEN_FAILED = 3 };
-
-static int allZero(const unsigned char *bytes, int count) {
-    for (int i = 0; i < count; i++) if (bytes[i]) return 0;
-    return 1;
-}
-
-/* Opens sealed page `in` into `out` (PAGE bytes, reserved area zeroed). */
-static int openPage(EVP_CIPHER_CTX *ctx, const KeyEntry *key, int kind, uint64_t index,
-                    const unsigned char *in, unsigned char *out) {
-    const unsigned char *trailer = in + BODY;
-    unsigned char aad[8];
-    unsigned char tag[16];
-    int length = 0;
-    if (allZero(in, PAGE)) {
-        memset(out, 0, PAGE);
-        return OPEN_ZERO;
-    }
-    if (memcmp(trailer + T_MARK, marker, 4) != 0) return OPEN_FAILED;
-    if (CRYPTO_memcmp(trailer + T_CHECK, key->check, 16) != 0) return OPEN_WRONG_KEY;
-    placeData(aad, kind, index);
-    memcpy(tag, trailer + T_TAG, 16);
-    if (EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key->key, trailer + T_NONCE) != 1 ||
-        EVP_DecryptUpdate(ctx, NULL, &length, aad, sizeof(aad)) != 1 ||
-        EVP_DecryptUpdate(ctx, out, &length, in, BODY) != 1 ||
-        EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, 16, tag) != 1 ||
-        EVP_DecryptFinal_ex(ctx, out + length, &length) != 1) {
-        return OPEN_FAILED;
-    }
-    memset(out + BODY, 0, RESERVE);
-    return OPEN_OK;
-}
-
-/* AES-256-CTR over bytes at file offset `offset` (encryption and decryption are the same). */
-static int streamCipher(EVP_CIPHER_CTX *ctx, const unsigned char *key, sqlite3_int64 offset,
-                        const unsigned char *in, unsigned char *out, int count) {
-    unsigned char iv[16] = {0};
-    unsigned char skip[16];
-    uint64_t block = (uint64_t)offset / 16;
-    int within = (int)((uint64_t)offset % 16);
-    int length = 0;
-    for (int i = 0; i < 8; i++) iv[15 - i] = (unsigned char)(block >> (8 * i));
-    if (EVP_EncryptInit_ex(ctx, EVP_aes_256_ctr(), NULL, key, iv) != 1) return SQLITE_IOERR;
-    if (within && EVP_EncryptUpdate(ctx, skip, &length, skip, within) != 1) return SQLITE_IOERR;
-    if (count && EVP_EncryptUpdate(ctx, out, &length, in, count) != 1) return SQLITE_IOERR;
-    return SQLITE_OK;
-}
-
 /* ---- the file ------------------------------------------------------------------ */
 
 typedef struct CryptFile {
@@ -285,7 +153,7 @@ static int readSealed(CryptFile *p, sqlite3_int64 at, int kind, uint64_t index, 
     } else if (rc != SQLITE_OK) {
         return rc;
     }
-    switch (openPage(p->ctx, &p->key, kind, index, raw, plain)) {
+    switch (shoal_crypt_open_page(p->ctx, &p->key, kind, index, raw, plain)) {
     case OPEN_OK:
     case OPEN_ZERO:
         break;
@@ -305,8 +173,8 @@ static int readSealed(CryptFile *p, sqlite3_int64 at, int kind, uint64_t index, 
 
 static int writeSealed(CryptFile *p, sqlite3_int64 at, int kind, uint64_t index, const unsigned char *in) {
     unsigned char *sealed = p->scratch;
-    if (!allZero(in + BODY, RESERVE)) return SQLITE_IOERR_WRITE; /* SQLite must leave the reserve alone */
-    int rc = sealPage(p->ctx, &p->key, kind, index, in, sealed);
+    if (!shoal_crypt_all_zero(in + BODY, RESERVE)) return SQLITE_IOERR_WRITE; /* SQLite must leave the reserve alone */
+    int rc = shoal_crypt_seal_page(p->ctx, &p->key, kind, index, in, sealed);
     if (rc != SQLITE_OK) return rc;
     return p->real->pMethods->xWrite(p->real, sealed, PAGE, at);
 }
@@ -409,14 +277,14 @@ static int streamRead(CryptFile *p, unsigned char *out, int amount, sqlite3_int6
     int rc = p->real->pMethods->xRead(p->real, out, amount, offset);
     if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ) return rc;
     int present = rc == SQLITE_OK ? amount : (int)bytesPresent(p->real, offset, amount);
-    int crc = streamCipher(p->ctx, p->streamKey, offset, out, out, present);
+    int crc = shoal_crypt_stream(p->ctx, p->streamKey, offset, out, out, present);
     return crc != SQLITE_OK ? crc : rc;
 }
 
 static int streamWrite(CryptFile *p, const unsigned char *in, int amount, sqlite3_int64 offset) {
     unsigned char *buffer = amount <= 2 * PAGE ? p->scratch : sqlite3_malloc(amount);
     if (!buffer) return SQLITE_IOERR_NOMEM;
-    int rc = streamCipher(p->ctx, p->streamKey, offset, in, buffer, amount);
+    int rc = shoal_crypt_stream(p->ctx, p->streamKey, offset, in, buffer, amount);
     if (rc == SQLITE_OK) rc = p->real->pMethods->xWrite(p->real, buffer, amount, offset);
     if (buffer != p->scratch) sqlite3_free(buffer);
     return rc;
@@ -523,8 +391,8 @@ static int cryptOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file
     if (kind == KIND_STREAM) {
         if (flags & (SQLITE_OPEN_MAIN_JOURNAL | SQLITE_OPEN_SUPER_JOURNAL)) {
             unsigned int length = 32;
-            HMAC(EVP_sha256(), p->key.key, SHOAL_CRYPT_KEY, (const unsigned char *)journalLabel,
-                 sizeof(journalLabel) - 1, p->streamKey, &length);
+            HMAC(EVP_sha256(), p->key.key, SHOAL_CRYPT_KEY, (const unsigned char *)shoalJournalLabel,
+                 strlen(shoalJournalLabel), p->streamKey, &length);
         } else if (RAND_bytes(p->streamKey, 32) != 1) {
             rc = SQLITE_CANTOPEN;
         }
@@ -596,40 +464,3 @@ int shoal_crypt_register(void) {
     return registerResult;
 }
 
-/* ---- probing a file without SQLite ------------------------------------------------- */
-
-int shoal_crypt_probe(const char *path, const unsigned char *key, unsigned char *salt_out) {
-    static const char sqliteMagic[16] = "SQLite format 3";
-    unsigned char page[PAGE];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return SHOAL_PROBE_MISSING;
-    off_t size = lseek(fd, 0, SEEK_END);
-    if (size < 0) { close(fd); return SHOAL_PROBE_IO_ERROR; }
-    if (size == 0) { close(fd); return SHOAL_PROBE_MISSING; }
-    ssize_t got = pread(fd, page, size < PAGE ? (size_t)size : PAGE, 0);
-    close(fd);
-    if (got < 0) return SHOAL_PROBE_IO_ERROR;
-    if (got >= 16 && memcmp(page, sqliteMagic, 16) == 0) return SHOAL_PROBE_PLAIN;
-    if (size < PAGE) return SHOAL_PROBE_TRUNCATED;
-    const unsigned char *trailer = page + BODY;
-    if (memcmp(trailer + T_MARK, marker, 4) != 0) return SHOAL_PROBE_UNKNOWN;
-    if (salt_out) memcpy(salt_out, trailer + T_SALT, SHOAL_CRYPT_SALT);
-    if (!key) return SHOAL_PROBE_NEEDS_KEY;
-    KeyEntry entry;
-    memset(&entry, 0, sizeof(entry));
-    memcpy(entry.key, key, SHOAL_CRYPT_KEY);
-    shoal_crypt_key_check(key, entry.check);
-    if (CRYPTO_memcmp(trailer + T_CHECK, entry.check, 16) != 0) {
-        OPENSSL_cleanse(&entry, sizeof(entry));
-        return SHOAL_PROBE_WRONG_KEY;
-    }
-    unsigned char plain[PAGE];
-    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    int opened = ctx ? openPage(ctx, &entry, KIND_MAIN, 0, page, plain) : OPEN_FAILED;
-    if (ctx) EVP_CIPHER_CTX_free(ctx);
-    OPENSSL_cleanse(&entry, sizeof(entry));
-    OPENSSL_cleanse(plain, sizeof(plain));
-    if (opened != OPEN_OK) return SHOAL_PROBE_CORRUPT;
-    if (size % PAGE != 0) return SHOAL_PROBE_TRUNCATED;
-    return SHOAL_PROBE_OK;
-}

@@ -1,0 +1,59 @@
+/*
+ * Shared by the two halves of the encrypting VFS: the page format (shoal_crypt_pages.c)
+ * and the VFS itself (shoal_crypt.c). Not part of the module's public header.
+ */
+#ifndef SHOAL_CRYPT_INTERNAL_H
+#define SHOAL_CRYPT_INTERNAL_H
+
+#include "shoal_crypt.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#define PAGE SHOAL_CRYPT_PAGE
+#define RESERVE SHOAL_CRYPT_RESERVE
+#define BODY (PAGE - RESERVE)
+#define T_NONCE 0
+#define T_TAG 12
+#define T_CHECK 28
+#define T_SALT 44
+#define T_MARK 60
+#define WAL_HEADER 32
+#define FRAME_HEADER 24
+#define FRAME (FRAME_HEADER + PAGE)
+
+extern const char shoalJournalLabel[];
+
+enum { KIND_MAIN = 1, KIND_WAL = 2, KIND_STREAM = 3 };
+
+/* A key as installed for one database path (a copy is kept by each open file). */
+typedef struct KeyEntry {
+    char *path;
+    unsigned char key[SHOAL_CRYPT_KEY];
+    unsigned char salt[SHOAL_CRYPT_SALT];
+    unsigned char check[16];
+    struct KeyEntry *next;
+} KeyEntry;
+
+
+enum { OPEN_OK = 0, OPEN_ZERO = 1, OPEN_WRONG_KEY = 2, OPEN_FAILED = 3 };
+
+int shoal_crypt_all_zero(const unsigned char *bytes, int count);
+int shoal_crypt_seal_page(EVP_CIPHER_CTX *ctx, const KeyEntry *key, int kind, uint64_t index,
+                          const unsigned char *in, unsigned char *out);
+int shoal_crypt_open_page(EVP_CIPHER_CTX *ctx, const KeyEntry *key, int kind, uint64_t index,
+                          const unsigned char *in, unsigned char *out);
+int shoal_crypt_stream(EVP_CIPHER_CTX *ctx, const unsigned char *key, sqlite3_int64 offset,
+                       const unsigned char *in, unsigned char *out, int count);
+
+#endif
