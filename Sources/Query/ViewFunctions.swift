@@ -1,4 +1,3 @@
-import Foundation
 import DocumentModel
 import JSEngine
 import Logging
@@ -6,19 +5,14 @@ import Synchronization
 
 /// The compiled JavaScript of one view: its map function (with `emit`) and its reduce.
 ///
-/// `ViewFunctions` owns the Duktape heaps of a view (each on its own thread, so a runaway
-/// map never runs on a thread that serves writes or other queries; the map function has
-/// one heap per core, at most two, and a batch is split between them, like the sync
-/// function's pool: map calls are independent, so the rows are the same)
+/// `ViewFunctions` owns the Duktape heaps of a view (one per function, each on its own
+/// thread, so a runaway map never runs on a thread that serves writes or other queries)
 /// and the helpers CouchDB gives view code: `emit(key, value)`, `log(…)`, `sum(array)`,
 /// `isArray(v)`, `toJSON(v)`. Functions run under `timeout` per document; one that
 /// overruns wedges this `ViewFunctions` for good (every later call fails at once).
 public final class ViewFunctions: Sendable {
-    /// The map function's heaps (one per core, at most two).
-    let maps: [JSFunction]
+    let map: JSFunction
     public let reduce: ReduceFunction?
-
-    static let mapHeaps = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount))
 
     /// Compiles `definition`. Throws `ViewError.compile` with the engine's message.
     public init(_ definition: ViewDefinition, viewName: String, timeout: Duration = .seconds(2), logger: Logger? = nil) throws(ViewError) {
@@ -27,16 +21,14 @@ public final class ViewFunctions: Sendable {
             logger?.info("view \(viewName) log: \(arguments.map(\.canonicalString).joined(separator: " "))")
             return nil
         }
-        var heaps: [JSFunction] = []
-        for _ in 0..<Self.mapHeaps {
-            do {
-                heaps.append(try JSFunction(
-                    source: Self.wrapped(definition.map), globals: ["emit": Self.emit, "log": log], options: options))
-            } catch {
-                throw .compile(view: viewName, message: error.message)
-            }
+        do {
+            map = try JSFunction(
+                source: Self.wrapped(definition.map),
+                globals: ["emit": Self.emit, "log": log],
+                options: options)
+        } catch {
+            throw .compile(view: viewName, message: error.message)
         }
-        maps = heaps
         if let source = definition.reduce {
             reduce = try Self.reduceFunction(source, viewName: viewName, log: log, options: options)
         } else {
@@ -63,7 +55,7 @@ public final class ViewFunctions: Sendable {
 
     /// True once a function overran its budget: the index cannot be built any more.
     public var isWedged: Bool {
-        if maps.contains(where: \.isWedged) { return true }
+        if map.isWedged { return true }
         if case .javascript(let function)? = reduce { return function.isWedged }
         return false
     }
@@ -73,23 +65,7 @@ public final class ViewFunctions: Sendable {
     public func map(_ documents: [[String: JSON]]) async throws(JSError) -> [Result<[(key: JSON, value: JSON)], JSError>] {
         let sinks = documents.map { _ in EmitSink() }
         let batch = zip(documents, sinks).map { (arguments: [JSON.object($0.0)], context: $0.1 as (any Sendable)?) }
-        let results: [Result<JSON, JSError>]
-        if maps.count > 1, batch.count >= 64 {
-            // Contiguous halves on the two heaps at once; results in document order.
-            let middle = batch.count / 2
-            let (first, second) = (Array(batch[..<middle]), Array(batch[middle...]))
-            let (heapA, heapB) = (maps[0], maps[1])
-            do {
-                async let a = heapA.call(batch: first)
-                async let b = heapB.call(batch: second)
-                results = try await a + b
-            } catch {
-                // Both calls throw only `JSError` (a timeout or a wedged heap).
-                throw (error as? JSError) ?? .wedged
-            }
-        } else {
-            results = try await maps[0].call(batch: batch)
-        }
+        let results = try await map.call(batch: batch)
         return zip(results, sinks).map { result, sink in
             result.map { _ in sink.rows }
         }
