@@ -14,6 +14,20 @@ public struct DocumentListing: Sendable, Equatable {
     public var deleted: Bool { tree.isDeleted }
 }
 
+/// A document as the changes feed lists it, with the winner's body as the JSON text the
+/// store keeps (canonical, UTF-8), for readers that hand the text on without decoding it
+/// (a view's map function).
+public struct DocumentText: Sendable {
+    public let docID: String
+    public let sequence: UInt64
+    public let tree: RevTree
+    /// The winner's body as stored JSON text (an object); nil for a tombstone without one.
+    public let body: [UInt8]?
+
+    public var winner: RevID { tree.winner! }
+    public var deleted: Bool { tree.isDeleted }
+}
+
 /// Options of `_all_docs`.
 public struct AllDocsQuery: Sendable {
     public var startKey: String?
@@ -44,6 +58,19 @@ extension DocumentStore {
                 columns: "key, seq, tree, \(includeBodies ? "body" : "NULL")", since: since, limit: limit, docIDs: docIDs,
                 activeOnly: activeOnly)
             return try Self.listings(db, sql: sql, arguments: arguments)
+        }
+    }
+
+    /// `changes(since:limit:)` with the bodies as stored JSON text, not decoded.
+    public func changedTexts(since: UInt64, limit: Int) async throws(StoreError) -> [DocumentText] {
+        try await read { db in
+            let (sql, arguments) = Self.feedQuery(
+                columns: "key, seq, tree, body", since: since, limit: limit, docIDs: nil, activeOnly: false)
+            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
+                DocumentText(
+                    docID: row[0], sequence: UInt64(row[1] as Int64), tree: try Self.tree(row),
+                    body: (row[3] as Data?).map { [UInt8]($0) })
+            }
         }
     }
 
@@ -110,14 +137,17 @@ extension DocumentStore {
 
     static func listing(_ row: Row) throws -> DocumentListing {
         let key: String = row[0]
-        let treeBytes: Data = row[2]
-        let tree: RevTree
-        do {
-            tree = try RevTree(serialized: treeBytes)
-        } catch {
-            throw StoreError(.storage, reason: "corrupt revision tree for \(key)")
-        }
+        let tree = try Self.tree(row)
         let body = try (row[3] as Data?).map { try DocumentRow.decode([UInt8]($0)) }
         return DocumentListing(docID: key, sequence: UInt64(row[1] as Int64), tree: tree, body: body)
+    }
+
+    /// The revision tree in column 2 of a row whose column 0 is the document's key.
+    static func tree(_ row: Row) throws -> RevTree {
+        do {
+            return try RevTree(serialized: row[2] as Data)
+        } catch {
+            throw StoreError(.storage, reason: "corrupt revision tree for \(row[0] as String)")
+        }
     }
 }

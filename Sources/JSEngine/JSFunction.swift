@@ -113,7 +113,24 @@ public final class JSFunction: Sendable {
     /// thread (cheaper than separate calls). The time budget applies to each call. A script
     /// exception fails only its own element; a timeout fails the whole batch.
     public func call(batch: [(arguments: [JSON], context: (any Sendable)?)]) throws(JSError) -> [Result<JSON, JSError>] {
-        let encoded = batch.map { (DuktapeText.input(.array($0.arguments)), $0.context) }
+        try call(encoded: batch.map { (DuktapeText.input(.array($0.arguments)), $0.context) })
+    }
+
+    /// `call(batch:)` with each call's arguments given as the UTF-8 JSON text of their array
+    /// (e.g. `[{"a":1}]`), for callers that hold stored JSON text and need not decode it
+    /// first. The text must be valid JSON; object keys reach the script in the text's order.
+    public func call(jsonBatch: [[UInt8]]) async throws(JSError) -> [Result<JSON, JSError>] {
+        let result: Result<[Result<JSON, JSError>], JSError> = await withCheckedContinuation { continuation in
+            asyncQueue.async {
+                continuation.resume(returning: Result { () throws(JSError) in
+                    try self.call(encoded: jsonBatch.map { (DuktapeText.cesu8($0), nil) })
+                })
+            }
+        }
+        return try result.get()
+    }
+
+    private func call(encoded: [([UInt8], (any Sendable)?)]) throws(JSError) -> [Result<JSON, JSError>] {
         let worker = self.worker
         return try worker.run(budget: budget) { heap in
             var results = [Result<JSON, JSError>]()

@@ -94,11 +94,19 @@ extension ViewEngine {
         ViewRow(id: row[0], key: try ViewStorage.decode(row[1]), value: try ViewStorage.decode(row[2]), doc: nil)
     }
 
-    /// Rows before the range in iteration order (CouchDB's `offset`).
+    /// Rows before the range in iteration order (CouchDB's `offset`): from the index's
+    /// block counts (`ViewBlocks`), or by counting rows for an index that has none yet.
     private nonisolated func precedingCount(_ query: ViewQuery, view: Int64) async throws(ViewError) -> Int {
-        guard let (condition, arguments) = ViewRange(query).precedingCondition(descending: query.descending) else { return 0 }
+        guard let prefix = ViewRange(query).precedingPrefix(descending: query.descending) else { return 0 }
         return try await read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM view_rows WHERE view = ?\(condition)", arguments: [view] + arguments) ?? 0
+            let counted = try ViewBlocks.countPrefix(db, view: view, condition: prefix.condition, arguments: prefix.arguments)
+            let count = try counted ?? Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM view_rows WHERE view = ?\(prefix.condition)", arguments: [view] + prefix.arguments) ?? 0
+            guard prefix.complement else { return count }
+            let total = try counted != nil
+                ? Int.fetchOne(db, sql: "SELECT COALESCE(SUM(count), 0) FROM view_blocks WHERE view = ?", arguments: [view]) ?? 0
+                : Int.fetchOne(db, sql: "SELECT COUNT(*) FROM view_rows WHERE view = ?", arguments: [view]) ?? 0
+            return total - count
         }
     }
 

@@ -1,15 +1,16 @@
 import DocumentModel
 import JSEngine
 import Logging
-import Synchronization
 
 /// The compiled JavaScript of one view: its map function (with `emit`) and its reduce.
 ///
 /// `ViewFunctions` owns the Duktape heaps of a view (one per function, each on its own
 /// thread, so a runaway map never runs on a thread that serves writes or other queries)
 /// and the helpers CouchDB gives view code: `emit(key, value)`, `log(…)`, `sum(array)`,
-/// `isArray(v)`, `toJSON(v)`. Functions run under `timeout` per document; one that
-/// overruns wedges this `ViewFunctions` for good (every later call fails at once).
+/// `isArray(v)`, `toJSON(v)`. `emit` collects rows inside the heap and a map call returns
+/// them all at once (one JSON text per document, no host call per row). Functions run under
+/// `timeout` per document; one that overruns wedges this `ViewFunctions` for good (every
+/// later call fails at once).
 public final class ViewFunctions: Sendable {
     let map: JSFunction
     public let reduce: ReduceFunction?
@@ -22,10 +23,7 @@ public final class ViewFunctions: Sendable {
             return nil
         }
         do {
-            map = try JSFunction(
-                source: Self.wrapped(definition.map),
-                globals: ["emit": Self.emit, "log": log],
-                options: options)
+            map = try JSFunction(source: Self.wrappedMap(definition.map), globals: ["log": log], options: options)
         } catch {
             throw .compile(view: viewName, message: error.message)
         }
@@ -63,12 +61,28 @@ public final class ViewFunctions: Sendable {
     /// Maps documents: one result per document, the `(key, value)` pairs it emitted in
     /// order, or the error it threw (that document is skipped). A timeout throws.
     public func map(_ documents: [[String: JSON]]) async throws(JSError) -> [Result<[(key: JSON, value: JSON)], JSError>] {
-        let sinks = documents.map { _ in EmitSink() }
-        let batch = zip(documents, sinks).map { (arguments: [JSON.object($0.0)], context: $0.1 as (any Sendable)?) }
-        let results = try await map.call(batch: batch)
-        return zip(results, sinks).map { result, sink in
-            result.map { _ in sink.rows }
+        try await map(texts: documents.map { JSON.array([.object($0)]).canonicalBytes() })
+    }
+
+    /// `map(_:)` with each document given as the JSON text of a one-element array holding
+    /// it (`[{"_id":…}]`), as the index builds it from stored text.
+    public func map(texts: [[UInt8]]) async throws(JSError) -> [Result<[(key: JSON, value: JSON)], JSError>] {
+        try await map.call(jsonBatch: texts).map { result in
+            result.map { emitted in
+                guard case .array(let rows) = emitted else { return [] }
+                return rows.map { row in
+                    guard case .array(let pair) = row, pair.count == 2 else { return (key: JSON.null, value: JSON.null) }
+                    return (key: pair[0], value: pair[1])
+                }
+            }
         }
+    }
+
+    /// A map function in CouchDB's helpers, with an `emit` that collects `[key, value]`
+    /// pairs; the compiled function maps one document and returns its pairs.
+    static func wrappedMap(_ source: String) -> String {
+        "(function(){var __rows=[];var emit=function(k,v){__rows.push([k,v]);};var __map=" + wrapped(source)
+            + ";return function(doc){__rows=[];__map(doc);var r=__rows;__rows=[];return r;};})()"
     }
 
     /// CouchDB's helpers, then the user's function, all on the source's first line so
@@ -81,20 +95,4 @@ public final class ViewFunctions: Sendable {
             + "var __f=(\(body)\n);if(typeof __f!=='function'){throw new SyntaxError('the source does not evaluate to a function');}"
             + "return __f;})()"
     }
-
-    private static let emit: HostFunction = { arguments, context in
-        guard let sink = context as? EmitSink else { return nil }
-        sink.append(key: arguments.first ?? .null, value: arguments.count > 1 ? arguments[1] : .null)
-        return nil
-    }
-}
-
-/// Collects one map call's `emit`s. Written only by the worker thread during the call and
-/// read by the caller after it, under a lock.
-final class EmitSink: Sendable {
-    private let state = Mutex<[(key: JSON, value: JSON)]>([])
-
-    func append(key: JSON, value: JSON) { state.withLock { $0.append((key, value)) } }
-
-    var rows: [(key: JSON, value: JSON)] { state.withLock { $0 } }
 }

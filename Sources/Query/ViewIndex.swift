@@ -62,7 +62,7 @@ public actor ViewIndex {
         let goal = target ?? store.committedSequence
         while true {
             if let failure { throw failure }
-            if state.sequence >= goal, running == nil { return }
+            if state.sequence >= goal, running == nil, store.info().purgeSequence <= state.purgeSequence { return }
             if let current = running {
                 // Wait for the update under way, then look again. Whoever resumes first
                 // clears it (a finished task must not make waiters spin on the actor).
@@ -83,11 +83,12 @@ public actor ViewIndex {
     }
 
     private func catchUp(to goal: UInt64) async throws {
+        try await removePurged()
         while state.sequence < goal {
             let since = state.sequence
-            let changes: [DocumentListing]
+            let changes: [DocumentText]
             do {
-                changes = try await store.changes(since: since, limit: batchSize, includeBodies: true)
+                changes = try await store.changedTexts(since: since, limit: batchSize)
             } catch {
                 throw ViewError.storage(error)
             }
@@ -101,9 +102,39 @@ public actor ViewIndex {
         if definition.reduce != nil { try await flushGroups() }
     }
 
+    /// Drops the rows of documents purged whole since the index last looked (a purged
+    /// document leaves no trace in the changes feed): after any purge, the index's
+    /// documents are looked up and the missing ones lose their rows.
+    private func removePurged() async throws {
+        let purgeSequence = store.info().purgeSequence
+        guard purgeSequence > state.purgeSequence else { return }
+        let index = id
+        do {
+            let ids = try await store.auxiliaryRead { db in try ViewStorage.documentIDs(db, index: index) }
+            var gone: [ViewStorage.DocumentRows] = []
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = Array(ids[start..<min(start + 500, ids.count)])
+                let found = try await store.documents(chunk, includeBodies: false)
+                for (docID, listing) in zip(chunk, found) where listing == nil {
+                    gone.append(ViewStorage.DocumentRows(docID: docID, rows: []))
+                }
+            }
+            let (sequence, reduces, removed) = (state.sequence, definition.reduce != nil, gone)
+            let (_, total) = try await store.auxiliaryWrite { db in
+                try ViewStorage.setPurgeSequence(db, index: index, to: purgeSequence)
+                return try ViewStorage.apply(
+                    db, index: index, documents: removed, sequence: sequence, mapErrors: 0, reduces: reduces)
+            }
+            state.rowCount = total
+            state.purgeSequence = purgeSequence
+        } catch {
+            throw ViewError.storage(error)
+        }
+    }
+
     /// Maps one batch (off any transaction), then writes its rows in one transaction.
-    private func index(_ changes: [DocumentListing], upTo sequence: UInt64) async throws {
-        var documents: [[String: JSON]] = []
+    private func index(_ changes: [DocumentText], upTo sequence: UInt64) async throws {
+        var documents: [[UInt8]] = []
         var mapped: [String] = []
         var removed: [String] = []
         for listing in changes {
@@ -111,13 +142,13 @@ public actor ViewIndex {
                 removed.append(listing.docID)
                 continue
             }
-            documents.append(Self.mapInput(listing))
+            documents.append(Self.mapInput(listing, body: listing.body!))
             mapped.append(listing.docID)
         }
         var results: [Result<[(key: JSON, value: JSON)], JSError>] = []
         if !documents.isEmpty {
             do {
-                results = try await functions.map(documents)
+                results = try await functions.map(texts: documents)
             } catch {
                 let failure = ViewError.functionFailed("map function of view \(signature.prefix(8)) failed: \(error.message)")
                 self.failure = failure
@@ -154,14 +185,29 @@ public actor ViewIndex {
         }
     }
 
-    /// What a map function sees: the winning revision's body with `_id`, `_rev`, and
-    /// `_conflicts` (the other live leaves, in winner order) when there are any.
-    static func mapInput(_ listing: DocumentListing) -> [String: JSON] {
-        var doc = listing.body ?? [:]
-        doc["_id"] = .string(listing.docID)
-        doc["_rev"] = .string(listing.winner.description)
+    /// What a map function sees, as the JSON text of its argument list: the winning
+    /// revision's stored body with `_id`, `_rev`, and `_conflicts` (the other live leaves,
+    /// in winner order) when there are any, put first; the body's text is not re-encoded.
+    static func mapInput(_ listing: DocumentText, body: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(body.count + listing.docID.utf8.count + 64)
+        out.append(contentsOf: #"[{"_id":"#.utf8)
+        out.append(contentsOf: JSON.string(listing.docID).canonicalBytes())
+        out.append(contentsOf: #","_rev":"#.utf8)
+        out.append(contentsOf: JSON.string(listing.winner.description).canonicalBytes())
         let conflicts = listing.tree.liveLeaves.filter { $0 != listing.winner }
-        if !conflicts.isEmpty { doc["_conflicts"] = .array(conflicts.map { .string($0.description) }) }
-        return doc
+        if !conflicts.isEmpty {
+            out.append(contentsOf: #","_conflicts":"#.utf8)
+            out.append(contentsOf: JSON.array(conflicts.map { .string($0.description) }).canonicalBytes())
+        }
+        // The stored body is a canonical object: `{` then members then `}`.
+        if body.count > 2, body.first == UInt8(ascii: "{") {
+            out.append(UInt8(ascii: ","))
+            out.append(contentsOf: body.dropFirst())
+        } else {
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
     }
 }

@@ -56,13 +56,19 @@ struct ViewRange: Sendable {
         return (sql, arguments)
     }
 
-    /// The condition of the rows *before* the range in iteration order (for `offset`).
-    func precedingCondition(descending: Bool) -> (String, StatementArguments)? {
-        guard let bound = descending ? upper : lower else { return nil }
-        var flipped = ViewRange(lower: nil, upper: nil)
-        let inverse = Bound(sortKey: bound.sortKey, docID: bound.docID, inclusive: !bound.inclusive)
-        if descending { flipped.lower = inverse } else { flipped.upper = inverse }
-        return flipped.condition()
+    /// The rows *before* the range in iteration order (for `offset`) as a prefix of index
+    /// order: ascending, the rows below the lower bound; descending, the rows after the
+    /// upper bound, given as the rows up to it with `complement` true (offset = total − count).
+    func precedingPrefix(descending: Bool) -> (condition: String, arguments: StatementArguments, complement: Bool)? {
+        if descending {
+            guard let upper else { return nil }
+            let (condition, arguments) = ViewRange(lower: nil, upper: upper).condition()
+            return (condition, arguments, true)
+        }
+        guard let lower else { return nil }
+        let below = Bound(sortKey: lower.sortKey, docID: lower.docID, inclusive: !lower.inclusive)
+        let (condition, arguments) = ViewRange(lower: nil, upper: below).condition()
+        return (condition, arguments, false)
     }
 
     private init(lower: Bound?, upper: Bound?) {

@@ -12,7 +12,8 @@ import GRDB
 /// - `view_groups`: stored partial reductions per group: `level` 0 (everything),
 ///   1 and 2 (array keys truncated to 1 or 2 elements) and `exactLevel` (one group per
 ///   distinct key), each keyed by the group key's sort key;
-/// - `view_dirty`: distinct keys whose rows changed since their groups were reduced.
+/// - `view_dirty`: distinct keys whose rows changed since their groups were reduced;
+/// - `view_blocks`: row counts per block of consecutive rows, for `offset` (`ViewBlocks`).
 /// Functions here run inside a transaction given by the caller and do no JavaScript.
 enum ViewStorage {
     /// The `level` of exact-key groups (`group=true`).
@@ -27,7 +28,8 @@ enum ViewStorage {
                 signature TEXT NOT NULL UNIQUE,
                 seq INTEGER NOT NULL DEFAULT 0,
                 row_count INTEGER NOT NULL DEFAULT 0,
-                map_errors INTEGER NOT NULL DEFAULT 0
+                map_errors INTEGER NOT NULL DEFAULT 0,
+                purge_seq INTEGER NOT NULL DEFAULT 0
             );
             CREATE TABLE IF NOT EXISTS view_rows (
                 view INTEGER NOT NULL,
@@ -47,6 +49,14 @@ enum ViewStorage {
                 value BLOB NOT NULL,
                 PRIMARY KEY (view, level, sortkey)
             ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS view_blocks (
+                view INTEGER NOT NULL,
+                sortkey BLOB NOT NULL,
+                docid TEXT NOT NULL,
+                n INTEGER NOT NULL,
+                count INTEGER NOT NULL,
+                PRIMARY KEY (view, sortkey, docid, n)
+            ) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS view_dirty (
                 view INTEGER NOT NULL,
                 sortkey BLOB NOT NULL,
@@ -54,14 +64,21 @@ enum ViewStorage {
                 PRIMARY KEY (view, sortkey)
             ) WITHOUT ROWID;
             """)
+        // Indexes made before purges were followed lack the column: they check once.
+        let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(view_indexes)").map { $0["name"] as String }
+        if !columns.contains("purge_seq") {
+            try db.execute(sql: "ALTER TABLE view_indexes ADD COLUMN purge_seq INTEGER NOT NULL DEFAULT 0")
+        }
     }
 
     /// The index row of `signature`, created empty if missing: (id, seq, rowCount, mapErrors).
     static func openIndex(_ db: Database, signature: String) throws -> IndexState {
         try db.execute(sql: "INSERT OR IGNORE INTO view_indexes(signature) VALUES (?)", arguments: [signature])
         let row = try Row.fetchOne(
-            db, sql: "SELECT id, seq, row_count, map_errors FROM view_indexes WHERE signature = ?", arguments: [signature])!
-        return IndexState(id: row[0], sequence: UInt64(row[1] as Int64), rowCount: row[2], mapErrors: row[3])
+            db, sql: "SELECT id, seq, row_count, map_errors, purge_seq FROM view_indexes WHERE signature = ?",
+            arguments: [signature])!
+        return IndexState(
+            id: row[0], sequence: UInt64(row[1] as Int64), rowCount: row[2], mapErrors: row[3], purgeSequence: row[4])
     }
 
     struct IndexState: Sendable {
@@ -69,6 +86,17 @@ enum ViewStorage {
         var sequence: UInt64
         var rowCount: Int64
         var mapErrors: Int64
+        /// The database's purge count the index has removed purged documents' rows for.
+        var purgeSequence: Int
+    }
+
+    /// The documents that have rows in the index.
+    static func documentIDs(_ db: Database, index: Int64) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT DISTINCT docid FROM view_rows WHERE view = ?", arguments: [index])
+    }
+
+    static func setPurgeSequence(_ db: Database, index: Int64, to purgeSequence: Int) throws {
+        try db.execute(sql: "UPDATE view_indexes SET purge_seq = ? WHERE id = ?", arguments: [purgeSequence, index])
     }
 
     /// One document's new rows (nil: the document is gone or not mapped).
@@ -82,28 +110,30 @@ enum ViewStorage {
     static func apply(
         _ db: Database, index: Int64, documents: [DocumentRows], sequence: UInt64, mapErrors: Int, reduces: Bool
     ) throws -> (rowDelta: Int64, total: Int64) {
-        let oldKeys = try db.cachedStatement(sql: "SELECT sortkey, key FROM view_rows WHERE view = ? AND docid = ?")
-        let delete = try db.cachedStatement(sql: "DELETE FROM view_rows WHERE view = ? AND docid = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM view_rows WHERE view = ? AND docid = ? RETURNING sortkey, n, key")
         let insert = try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO view_rows(view, sortkey, docid, n, key, value) VALUES (?, ?, ?, ?, ?, ?)")
         let dirty = try db.cachedStatement(sql: "INSERT OR IGNORE INTO view_dirty(view, sortkey, key) VALUES (?, ?, ?)")
+        var blocks = try ViewBlocks.load(db, view: index)
         var delta: Int64 = 0
         for document in documents {
-            if reduces {
-                for row in try Row.fetchAll(oldKeys, arguments: [index, document.docID]) {
-                    try dirty.execute(arguments: [index, row[0] as Data, row[1] as Data])
-                }
+            let docID = Array(document.docID.utf8)
+            for row in try Row.fetchAll(delete, arguments: [index, document.docID]) {
+                let sortKey: Data = row[0]
+                blocks.add(ViewBlocks.Bound(sortKey: [UInt8](sortKey), docID: docID, n: row[1]), delta: -1)
+                if reduces { try dirty.execute(arguments: [index, sortKey, row[2] as Data]) }
+                delta -= 1
             }
-            try delete.execute(arguments: [index, document.docID])
-            delta -= Int64(db.changesCount)
             for (n, row) in document.rows.enumerated() {
-                let sortKey = Data(ViewCollation.sortKey(row.key))
+                let sortKey = ViewCollation.sortKey(row.key)
                 let keyBytes = Data(row.key.canonicalBytes())
-                try insert.execute(arguments: [index, sortKey, document.docID, n, keyBytes, Data(row.value.canonicalBytes())])
-                if reduces { try dirty.execute(arguments: [index, sortKey, keyBytes]) }
+                try insert.execute(arguments: [index, Data(sortKey), document.docID, n, keyBytes, Data(row.value.canonicalBytes())])
+                blocks.add(ViewBlocks.Bound(sortKey: sortKey, docID: docID, n: Int64(n)), delta: 1)
+                if reduces { try dirty.execute(arguments: [index, Data(sortKey), keyBytes]) }
             }
             delta += Int64(document.rows.count)
         }
+        try blocks.save(db)
         try db.execute(
             sql: "UPDATE view_indexes SET seq = ?, row_count = row_count + ?, map_errors = map_errors + ? WHERE id = ?",
             arguments: [Int64(sequence), delta, mapErrors, index])
@@ -117,7 +147,7 @@ enum ViewStorage {
         var dropped: [String] = []
         for row in all where !keep.contains(row[1] as String) {
             let id: Int64 = row[0]
-            for table in ["view_rows", "view_groups", "view_dirty"] {
+            for table in ["view_rows", "view_groups", "view_dirty", "view_blocks"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE view = ?", arguments: [id])
             }
             try db.execute(sql: "DELETE FROM view_indexes WHERE id = ?", arguments: [id])

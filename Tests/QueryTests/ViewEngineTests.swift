@@ -52,6 +52,24 @@ import TestSupport
         #expect(await index.rowCount == 19)
     }
 
+    /// A document purged whole leaves no change behind; its rows and its part of the
+    /// stored reductions must still go.
+    @Test func purgedDocumentsLeaveTheIndex() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        let store = test.store
+        try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.n, 1); }", "reduce": "_count"]]])
+        for i in 0..<6 { try await store.put("d\(i)", ["n": .int(Int64(i))]) }
+        let views = engine(test)
+        var mapOnly = ViewQuery()
+        mapOnly.reduce = false
+        #expect(rows(try await views.query(design: "app", view: "v", query: mapOnly)).count == 6)
+        _ = try await store.purge([(docID: "d2", revs: nil), (docID: "d4", revs: nil)])
+        let left = rows(try await views.query(design: "app", view: "v", query: mapOnly)).map { $0["id"] }
+        #expect(left == ["d0", "d1", "d3", "d5"])
+        #expect(reduced(try await views.query(design: "app", view: "v", query: ViewQuery())) == [ReducedRow(key: .null, value: 4)])
+    }
+
     @Test func mapErrorsSkipTheDocumentOnly() async throws {
         let test = try TestStore(inMemory: true)
         defer { test.destroy() }
