@@ -42,6 +42,7 @@ let package = Package(
                 .product(name: "DocumentModel", package: "Shoal"),
                 .product(name: "DocumentStore", package: "Shoal"),
                 .product(name: "ShoalNode", package: "Shoal"),
+                .product(name: "Query", package: "Shoal"),
                 .product(name: "Replication", package: "Shoal"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]

@@ -84,20 +84,33 @@ public actor ViewIndex {
 
     private func catchUp(to goal: UInt64) async throws {
         try await removePurged()
-        while state.sequence < goal {
-            let since = state.sequence
-            let changes: [DocumentText]
-            do {
-                changes = try await store.changedTexts(since: since, limit: batchSize)
-            } catch {
-                throw ViewError.storage(error)
+        // A pipeline of two: the next batch is read and mapped (on the view's JavaScript
+        // thread) while the previous one's rows are written (on the store's writer).
+        var mappedUpTo = state.sequence
+        var writing: Task<Void, any Error>?
+        do {
+            while mappedUpTo < goal {
+                let changes: [DocumentText]
+                do {
+                    changes = try await store.changedTexts(since: mappedUpTo, limit: batchSize)
+                } catch {
+                    throw ViewError.storage(error)
+                }
+                guard let last = changes.last else {
+                    // Nothing committed past our sequence yet (the goal may be a sequence
+                    // still committing): stop here, a later update goes on.
+                    break
+                }
+                let batch = try await map(changes)
+                try await writing?.value
+                writing = Task { try await self.write(batch, upTo: last.sequence) }
+                mappedUpTo = last.sequence
             }
-            guard let last = changes.last else {
-                // Nothing committed past our sequence yet (the goal may be a sequence still
-                // committing): stop here, a later update goes on.
-                break
-            }
-            try await index(changes, upTo: last.sequence)
+            try await writing?.value
+        } catch {
+            // Never leave a write running behind a failed update.
+            _ = await writing?.result
+            throw error
         }
         if definition.reduce != nil { try await flushGroups() }
     }
@@ -132,8 +145,14 @@ public actor ViewIndex {
         }
     }
 
-    /// Maps one batch (off any transaction), then writes its rows in one transaction.
-    private func index(_ changes: [DocumentText], upTo sequence: UInt64) async throws {
+    /// One batch's new rows per document, and how many documents the map threw for.
+    struct MappedBatch: Sendable {
+        let documents: [ViewStorage.DocumentRows]
+        let mapErrors: Int
+    }
+
+    /// Maps one batch, off any transaction.
+    private func map(_ changes: [DocumentText]) async throws -> MappedBatch {
         var documents: [[UInt8]] = []
         var mapped: [String] = []
         var removed: [String] = []
@@ -168,18 +187,21 @@ public actor ViewIndex {
                 rows.append(ViewStorage.DocumentRows(docID: docID, rows: []))
             }
         }
+        return MappedBatch(documents: rows, mapErrors: errors)
+    }
+
+    /// Writes one mapped batch's rows in one transaction and advances the index to `sequence`.
+    private func write(_ batch: MappedBatch, upTo sequence: UInt64) async throws {
         let index = id
         let reduces = definition.reduce != nil
-        let documentRows = rows
-        let mapErrors = errors
         do {
             let (_, total) = try await store.auxiliaryWrite { db in
                 try ViewStorage.apply(
-                    db, index: index, documents: documentRows, sequence: sequence, mapErrors: mapErrors, reduces: reduces)
+                    db, index: index, documents: batch.documents, sequence: sequence, mapErrors: batch.mapErrors, reduces: reduces)
             }
             state.sequence = sequence
             state.rowCount = total
-            state.mapErrors += Int64(errors)
+            state.mapErrors += Int64(batch.mapErrors)
         } catch {
             throw ViewError.storage(error)
         }

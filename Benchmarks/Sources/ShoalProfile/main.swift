@@ -9,12 +9,15 @@
 //   ShoalProfile bulk-docs    full|normal [requests] [docs per request]   (SHOAL_PROFILE_SYNC=<js> adds a sync function)
 //   ShoalProfile steps        [docs]      (CPU cost of each model step of a new-document write)
 //   ShoalProfile pull         [rounds] [docs]  (one-shot BLIP pull between two nodes in this process)
+//   ShoalProfile view-build   [batches] [docs per batch]  (a one-emit view built over the documents, then
+//                             the raw insert of the same rows: wall and CPU time of each)
 
 import BenchmarkSupport
 import DocumentModel
 import DocumentStore
 import Foundation
 import NIOCore
+import Query
 import Replication
 import ShoalNode
 
@@ -65,6 +68,40 @@ case "raw-batch":
         report("raw batch \(i)", docs: size, elapsed)
     }
     report("raw total", docs: size * count, total)
+    fixture.close()
+
+case "view-build":
+    func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+    let fixture = try StoreFixture(durability: .normal)
+    var all: [String] = []
+    for _ in 0..<count {
+        let batch = ids.next(size)
+        all += batch
+        let updates = batch.enumerated().map { offset, id in
+            var body = SampleBody.properties
+            body["k"] = .int(Int64(all.count + offset))
+            return DocumentUpdate(docID: id, body: body, mode: .edit(parent: nil))
+        }
+        try await fixture.saveBatch(updates)
+    }
+    let engine = ViewEngine(store: fixture.store, options: .init(updatesInBackground: false))
+    let index = try await engine.index(for: ViewDefinition(map: "function(doc) { emit(doc.k, null); }"), viewName: "v")
+    var cpu = cpuSeconds()
+    var start = ContinuousClock.now
+    try await index.update()
+    report("view build", docs: all.count, ContinuousClock.now - start)
+    print(String(format: "view build CPU: %.2f s", cpuSeconds() - cpu))
+    let raw = try RawSQLiteFixture(durability: .normal)
+    cpu = cpuSeconds()
+    start = ContinuousClock.now
+    try await raw.insertBatch(ids: all, body: Data(SampleBody.canonicalBytes))
+    report("raw insert", docs: all.count, ContinuousClock.now - start)
+    print(String(format: "raw insert CPU: %.2f s", cpuSeconds() - cpu))
+    raw.close()
     fixture.close()
 
 case "store-single":
