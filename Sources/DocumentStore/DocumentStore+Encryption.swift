@@ -21,12 +21,6 @@ extension DocumentStore {
                 try db.execute(sql: "PRAGMA temp_store = MEMORY")
             }
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-            if !encrypted {
-                // Pages of a plain file are read through a shared memory map instead of a
-                // read() copy per page (an encrypted file's VFS offers no map: it must
-                // open every page).
-                try db.execute(sql: "PRAGMA mmap_size = \(Self.mmapBytes)")
-            }
             if !db.configuration.readonly {
                 // The writer's page cache holds a whole group commit (2000 replicated
                 // documents dirty ≈ 6 MB of table and index pages) without spilling to
@@ -42,9 +36,6 @@ extension DocumentStore {
         config.label = "shoal.\(configuration.name)"
         return config
     }
-
-    /// How much of a plain database file is memory-mapped for reading.
-    static let mmapBytes = 1 << 30
 
     /// Asks SQLite to keep the VFS's trailer bytes free in every page (of a new file, and
     /// of the next `VACUUM [INTO]`).
