@@ -5,6 +5,7 @@ import DocumentModel
 import Foundation
 import DocumentStore
 import Logging
+import Mesh
 import Replication
 import RESTServer
 
@@ -45,6 +46,10 @@ extension ShoalNode: SyncAcceptor {
         if let mesh, let peerNodeID, !mesh.acceptsInbound(from: peerNodeID) {
             // Not 401/403/404: the dialer retries (the link may be gone by then).
             throw SyncRefusal(status: 409, reason: "a mesh link with node \(peerNodeID) is already up")
+        }
+        if let mesh, let peerNodeID {
+            mesh.peerReported(nodeID: peerNodeID, header: headers[HTTPField.Name(MeshManager.peersHeader)!])
+            answer[HTTPField.Name(MeshManager.peersHeader)!] = mesh.peersHeaderValue
         }
         return SyncAcceptance(responseHeaders: answer) { [access] connection in
             // The session's handlers are registered here, before the first frame is read.
