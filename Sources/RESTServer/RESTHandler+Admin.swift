@@ -4,6 +4,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 
 /// The admin web UI on the admin listener only: its files at `/_admin/…` (every path
 /// that is not a file gets the page, whose router opens the right view, e.g.
@@ -35,11 +36,13 @@ extension RESTHandler {
         let body = ResponseBody { writer in
             // `retry:` makes the browser reconnect after one second when the node goes away.
             try await writer.write(ByteBuffer(string: "retry: 1000\n\n" + ServerSentEvents.event(name: "hello", data: hello.canonicalString)))
-            while !Task.isCancelled {
+            // The stream ends when the node shuts down (its graceful shutdown waits for
+            // every response to end) or the page goes away (a write fails).
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 let text = ServerSentEvents.event(name: "status", data: handler.adminSnapshot().canonicalString)
                     + ServerSentEvents.event(name: "metrics", data: handler.mesh?.metricsText() ?? "")
                 try await writer.write(ByteBuffer(string: text))
-                try await Task.sleep(for: .milliseconds(interval))
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(interval)) }
             }
             try await writer.finish(nil)
         }

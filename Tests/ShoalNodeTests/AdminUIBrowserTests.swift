@@ -145,4 +145,32 @@ import TestSupport
             try await shot("10-metrics")
         }
     }
+
+    /// The page follows a node that goes away and comes back: a banner says it is away,
+    /// then that it is back and restarted, and the live status continues.
+    @Test func thePageShowsThatTheNodeWasAwayAndRestarted() async throws {
+        guard let chromium = try await HeadlessChromium.launchOrSkip("AdminUIBrowserTests") else { return }
+        defer { chromium.stop() }
+        let directory = TemporaryDirectory(prefix: "shoal-admin-restart")
+        defer { directory.remove() }
+        let first = try await TestNode.start(persistent: true, directory: directory)
+        let ports = first.ports
+        try FileManager.default.createDirectory(at: Self.outputDirectory, withIntermediateDirectories: true)
+        let restarted = try await chromium.withPage { page in
+            try await page.setViewport(width: 1280, height: 800)
+            try await page.navigate("http://127.0.0.1:\(ports.adminPort)/_admin/")
+            #expect(try await page.waitFor("document.querySelector('#node-pill').classList.contains('up')"))
+            await first.stop(keepingData: true)
+            #expect(try await page.waitFor("document.querySelector('#banner.away') && !document.querySelector('#banner').hidden"))
+            try await page.screenshot().write(to: Self.outputDirectory.appendingPathComponent("11-node-away.png"))
+            let again = try await TestNode.start(persistent: true, directory: directory) { configuration in
+                configuration.publicAddress = ListenAddress(host: "127.0.0.1", port: ports.publicPort)
+                configuration.adminAddress = ListenAddress(host: "127.0.0.1", port: ports.adminPort)
+            }
+            #expect(try await page.waitFor("document.querySelector('#banner.back')?.textContent.includes('restarted')", timeout: .seconds(20)))
+            try await page.screenshot().write(to: Self.outputDirectory.appendingPathComponent("12-node-back.png"))
+            return again
+        }
+        await restarted.stop()
+    }
 }

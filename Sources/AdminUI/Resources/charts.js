@@ -22,8 +22,11 @@ function label(value) {
  * A chart card: `series` is [{label, color, points: [[timeMs, value], …]}], drawn over
  * the last `windowSeconds`.
  */
-export function lineChart(title, unit, series, windowSeconds = 300) {
+export function lineChart(title, unit, series, maxSeconds = 300) {
   const now = Date.now();
+  // The window grows with the samples the page has: one minute at first, at most `maxSeconds`.
+  const first = Math.min(now, ...series.flatMap(line => line.points.map(([time]) => time)));
+  const windowSeconds = Math.min(maxSeconds, Math.max(60, Math.ceil((now - first) / 60000) * 60));
   const from = now - windowSeconds * 1000;
   const all = series.flatMap(line => line.points.filter(([time]) => time >= from).map(([, value]) => value));
   const top = niceMax(Math.max(0, ...all));
@@ -36,7 +39,7 @@ export function lineChart(title, unit, series, windowSeconds = 300) {
   const ticks = [windowSeconds, windowSeconds / 2, 0].map(secondsAgo => s("text", {
     x: x(now - secondsAgo * 1000), y: HEIGHT - 6, class: "axis",
     "text-anchor": secondsAgo === windowSeconds ? "start" : secondsAgo === 0 ? "end" : "middle",
-  }, secondsAgo === 0 ? "now" : `-${Math.round(secondsAgo / 60)} min`));
+  }, secondsAgo === 0 ? "now" : secondsAgo < 120 ? `-${Math.round(secondsAgo)} s` : `-${Math.round(secondsAgo / 60)} min`));
   const lines = series.map(line => {
     const points = line.points.filter(([time]) => time >= from);
     if (points.length < 2) return null;

@@ -47,17 +47,30 @@ export function graph(status, group) {
   return { nodes: [...nodes.values()], links };
 }
 
+/** Points spread over an arc (angles in degrees, y grows downwards). */
+function arc(count, from, to) {
+  if (count === 1) return [(from + to) / 2];
+  return Array.from({ length: count }, (_, index) => from + ((to - from) * index) / (count - 1));
+}
+
+/**
+ * This node near the top; its peers on an arc below it, nodes known only from
+ * reports on an arc above, so that no link between two other nodes runs through it.
+ * Beyond eight of either, a full circle.
+ */
 function layout(nodes) {
   const positions = new Map();
-  const others = nodes.filter(node => node.kind !== "self");
-  positions.set(nodes[0].id, { x: WIDTH / 2, y: HEIGHT / 2 });
-  // Around this node, starting on its left, so that two peers sit left and right
-  // (labels under the nodes never cross a link).
-  others.forEach((node, index) => {
-    const angle = Math.PI + (2 * Math.PI * index) / Math.max(others.length, 1) + (others.length > 2 ? Math.PI / others.length : 0);
-    const radius = node.kind === "remote" ? 190 : 160;
-    positions.set(node.id, { x: WIDTH / 2 + radius * Math.cos(angle) * 1.9, y: HEIGHT / 2 + radius * Math.sin(angle) });
-  });
+  const center = { x: WIDTH / 2, y: HEIGHT * 0.4 };
+  positions.set(nodes[0].id, center);
+  const place = (group, from, to, radius) => {
+    const angles = group.length > 8 ? arc(group.length + 1, 0, 360).slice(0, -1) : arc(group.length, from, to);
+    group.forEach((node, index) => {
+      const angle = (angles[index] * Math.PI) / 180;
+      positions.set(node.id, { x: center.x + radius * 2.2 * Math.cos(angle), y: center.y + radius * Math.sin(angle) });
+    });
+  };
+  place(nodes.filter(node => node.kind === "peer"), 150, 30, 160);
+  place(nodes.filter(node => node.kind === "remote"), 200, 340, 130);
   return positions;
 }
 
