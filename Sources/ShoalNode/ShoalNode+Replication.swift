@@ -121,6 +121,18 @@ extension ShoalNode: ReplicationController {
         return await replications.remove(database: database, id: id)
     }
 
+    public func setReplicationRunning(database: String, id: String, running: Bool) async -> Bool {
+        guard let replicator = replications.replication(database: database, id: id), let store = self.database(named: database) else {
+            return false
+        }
+        if running {
+            await replications.start(replicator.configuration, store: store)
+        } else {
+            await replicator.stop()
+        }
+        return true
+    }
+
     /// Where replications created through the admin API are kept across restarts.
     var storedReplicationsPath: String {
         (configuration.dataDirectory as NSString).appendingPathComponent("replications.json")

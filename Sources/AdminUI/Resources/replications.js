@@ -1,10 +1,9 @@
 // Replications: the configured ones (Sync Gateway's `_replication`) and the mesh's
-// links, each with its status, progress and errors; stop (remove) and start again.
+// links, each with its status, progress and errors; stop and start again
+// (`PUT /{db}/_replicationStatus/{id}?action=stop|start`).
 import { h, mount, note } from "./dom.js";
 import { api, reason, path } from "./api.js";
 import { live, subscribe } from "./live.js";
-
-const stopped = new Map();
 
 function progress(done, total) {
   const fraction = total > 0 ? Math.min(1, done / total) : (done > 0 ? 1 : 0);
@@ -27,20 +26,9 @@ export async function render({ main, db }) {
   const message = h("div");
   const table = h("section", { class: "card", id: "replication-list" });
   mount(main, h("h2", {}, `Replications of ${db}`), message, table);
-  const definitions = await api("GET", path(db, "_replication") + "/");
-  const byID = definitions.ok ? Object.fromEntries(definitions.json.map(definition => [definition.replication_id, definition])) : {};
-
-  const stop = async id => {
-    const result = await api("DELETE", path(db, "_replication", id));
-    if (result.ok) { stopped.set(id, byID[id]); mount(message, note("ok", `${id} stopped (its definition is kept here to start it again).`)); }
-    else mount(message, note("error", reason(result)));
-  };
-  const startAgain = async id => {
-    const definition = { ...stopped.get(id) };
-    delete definition.replication_id;
-    const result = await api("PUT", path(db, "_replication", id), definition);
-    if (result.ok) { stopped.delete(id); byID[id] = result.json; mount(message, note("ok", `${id} started.`)); }
-    else mount(message, note("error", reason(result)));
+  const act = async (id, action) => {
+    const result = await api("PUT", `${path(db, "_replicationStatus", id)}?action=${action}`);
+    mount(message, result.ok ? note("ok", `${id}: ${action === "stop" ? "stopped" : "started"}.`) : note("error", reason(result)));
   };
 
   const update = () => {
@@ -50,12 +38,12 @@ export async function render({ main, db }) {
     mount(table,
       h("table", {},
         h("tr", {}, ["Replication", "State", "Push", "Pull", "Error", ""].map(title => h("th", {}, title))),
-        configured.map(([id, replication]) => row(id, "configured", replication, h("button", { onclick: () => stop(id) }, "Stop"))),
-        [...stopped.keys()].filter(id => !configured.some(([other]) => other === id)).map(id =>
-          row(id, "configured", { status: "stopped" }, h("button", { class: "primary", onclick: () => startAgain(id) }, "Start"))),
+        configured.map(([id, replication]) => row(id, "configured", replication, replication.status === "stopped"
+          ? h("button", { class: "primary", onclick: () => act(id, "start") }, "Start")
+          : h("button", { onclick: () => act(id, "stop") }, "Stop"))),
         ((mesh && mesh.peers) || []).map(peer => row(`mesh ${peer.node_id ? peer.node_id.slice(0, 8) : peer.address}`,
           `mesh link (${peer.role === "accept" ? "it dials us" : "we dial"})`, peer, h("span", { class: "muted small" }, "managed by the mesh")))),
-      configured.length || (mesh && mesh.peers.length) || stopped.size ? "" : h("p", { class: "muted" }, "No replication."));
+      configured.length || (mesh && mesh.peers.length) ? "" : h("p", { class: "muted" }, "No replication."));
   };
   update();
   return subscribe(update);

@@ -1,6 +1,7 @@
 // Users and roles: the lists, a form to create or edit a user (password, admin
 // channels, admin roles, disabled), and each user's effective channels with where
-// each comes from (admin grant, a role, a document's access() grant).
+// each comes from (admin grant, a role, a document's access() grant); create or
+// update a role (its admin channels).
 import { h, mount, note, field } from "./dom.js";
 import { api, reason, path } from "./api.js";
 
@@ -35,6 +36,16 @@ export async function render({ main, db, rest, navigate, href }) {
     if (result.ok) navigate(href("users", db)); else mount(message, note("error", reason(result)));
   };
 
+  const roleName = h("input", { id: "role-name", placeholder: "role name" });
+  const roleChannelsInput = h("input", { id: "role-channels", placeholder: "channels, comma-separated" });
+  const roleMessage = h("div");
+  const saveRole = async () => {
+    const nameText = roleName.value.trim();
+    if (!nameText) { mount(roleMessage, note("error", "A role needs a name.")); return; }
+    const result = await api("PUT", path(db, "_role", nameText), { name: nameText, admin_channels: list(roleChannelsInput.value) });
+    if (result.ok) navigate(href("users", db, ...(editing ? [editing.name] : []))); else mount(roleMessage, note("error", reason(result)));
+  };
+
   const origins = user => {
     const admin = new Set(user.admin_channels || []);
     const viaRole = {};
@@ -61,7 +72,9 @@ export async function render({ main, db, rest, navigate, href }) {
             h("td", {}, user.disabled ? h("span", { class: "state stopped" }, "disabled") : "")))),
         h("h3", { style: "margin-top:16px" }, `Roles (${roles.length})`),
         h("table", {}, h("tr", {}, h("th", {}, "Role"), h("th", {}, "Channels")),
-          roles.filter(Boolean).map(role => h("tr", {}, h("td", {}, role.name), h("td", {}, (role.all_channels || role.admin_channels || []).join(", ")))))),
+          roles.filter(Boolean).map(role => h("tr", { "data-role": role.name }, h("td", {}, role.name), h("td", {}, (role.all_channels || role.admin_channels || []).join(", "))))),
+        h("div", { class: "toolbar", style: "margin-top:8px" }, roleName, roleChannelsInput, h("button", { onclick: saveRole }, "Create or update role")),
+        roleMessage),
       h("section", { class: "card", style: "width:380px" },
         h("h3", {}, editing ? `Edit ${editing.name}` : "Create a user"),
         field("Name", name), field("Password", password), field("Admin channels (comma-separated)", channels),
