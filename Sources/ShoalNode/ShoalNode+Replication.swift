@@ -54,7 +54,12 @@ extension ShoalNode: SyncAcceptor {
         return SyncAcceptance(responseHeaders: answer) { [access] connection in
             // The session's handlers are registered here, before the first frame is read.
             let session = ReplicationSession(store: store, connection: connection, access: access, logger: Logger(label: "Sync"))
+            if let mesh { MeshPeerReports.receive(on: connection, mesh: mesh) }
             return {
+                let reporter = mesh.map { mesh in
+                    Task { await MeshPeerReports.send(on: connection, mesh: mesh, nodeID: self.nodeID, interval: self.configuration.heartbeat * 2) }
+                }
+                defer { reporter?.cancel() }
                 let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
                 await mesh?.inboundConnected(nodeID: peerNodeID)
                 defer {

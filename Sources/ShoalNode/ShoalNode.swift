@@ -120,7 +120,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         let everyLinkTLS = configuration.sslCertificatePath != nil
         // The meshes exist only after the dialer they share: acceptor IDs reach them late-bound.
         let meshesByName = Mutex<[String: MeshManager]>([:])
-        let meshDialer = WebSocketDialer(
+        let webSocketDialer = WebSocketDialer(
             extraHeaders: [WebSocketDialer.nodeIDHeader: nodeID],
             plan: { url in
                 // Over TLS when the database's mesh (or every port) uses it; the peer is
@@ -143,6 +143,9 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                     })
             },
             logger: Logger(label: "Mesh"))
+        let meshDialer = MeshReportingDialer(inner: webSocketDialer, nodeID: nodeID, interval: configuration.heartbeat * 2) { url in
+            meshesByName.withLock { $0[ReplicationConfiguration(id: "", remote: url).remoteDatabase ?? ""] }
+        }
         var meshes: [String: MeshManager] = [:]
         for database in configuration.databases where database.meshEnabled {
             let peers = configuration.peers.filter { ReplicationConfiguration(id: "", remote: $0).remoteDatabase == database.name }

@@ -35,6 +35,8 @@ export function graph(status, group) {
   }
   const seen = new Set(links.map(link => [link.from, link.to].sort().join("|")));
   for (const [reporter, peers] of Object.entries(group.peers_of_peers || {})) {
+    // The last report of a peer whose link is down is stale: its links are not drawn.
+    if (direct.has(reporter) && direct.get(reporter).state !== "connected") continue;
     if (!nodes.has(reporter)) nodes.set(reporter, { id: reporter, kind: "remote" });
     for (const other of peers) {
       if (!nodes.has(other)) nodes.set(other, { id: other, kind: "remote" });
