@@ -1,5 +1,6 @@
 import DocumentModel
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -36,6 +37,28 @@ import TestSupport
         #expect(events.contains("event: hello\ndata: {"), "\(events)")
         #expect(events.contains("event: status\ndata: {"), "\(events)")
         #expect(events.contains("data: # TYPE"), "\(events)")
+    }
+
+    /// A node with the admin UI open (its event stream and a live changes feed) still
+    /// stops: the streams end on the graceful shutdown instead of holding it.
+    @Test func aNodeStopsWhileTheUIsStreamsAreOpen() async throws {
+        let node = try await TestNode.start()
+        var sockets: [RawSocket] = []
+        for path in ["/_admin/events", "/db/_changes?feed=eventsource&heartbeat=30000", "/db/_changes?feed=continuous&heartbeat=30000"] {
+            let socket = try await offThePool { try RawSocket(port: node.ports.adminPort, timeout: 10) }
+            try socket.write(Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+            let head = try await offThePool { try socket.readHead() }
+            #expect(head.status == 200, "\(path): \(head)")
+            sockets.append(socket)
+        }
+        let stopped = Flag()
+        let stopping = Task {
+            await node.stop()
+            stopped.set()
+        }
+        #expect(try await eventually(timeout: .seconds(10)) { stopped.isSet }, "the node did not stop with its streams open")
+        if !stopped.isSet { stopping.cancel() }
+        _ = sockets
     }
 
     @Test func meshShowsNodeDetailsLinksAndPeersOfPeers() async throws {
@@ -83,4 +106,11 @@ import TestSupport
             return peer?["state"] == "reconnecting" && peer?["last_heard"] != nil
         })
     }
+}
+
+/// A flag set from one task and read from another.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }
