@@ -9,7 +9,7 @@ import TestSupport
 /// nodes and their links and a link going down when a node stops; a conflicted
 /// document shows its two leaves and the winner in its revision tree and is resolved
 /// with a chosen leaf; a sync function deployed from the editor rejects a document;
-/// a user is created. Screenshots of every page (1280×800) go to
+/// a user and a role are created; a replication is stopped and started again. Screenshots of every page (1280×800) go to
 /// `.build/test-output/AdminUIBrowserTests/`. Skipped, with the reason printed, when
 /// Chromium cannot start.
 @Suite struct AdminUIBrowserTests {
@@ -132,12 +132,23 @@ import TestSupport
                 document.querySelector('#user-save').click(); true
                 """)
             try await expectPage("document.querySelector('[data-user=\"carol\"]')", "carol is listed")
+            try await page.evaluate("document.querySelector('#role-name').value = 'editors'; document.querySelector('#role-channels').value = 'drafts'; document.querySelector('#role-name').parentElement.querySelector('button').click(); true")
+            try await expectPage("document.querySelector('[data-role=\"editors\"]')", "the role is listed")
             try await shot("8-users")
             let carol = try await a.request("GET", "/db/_user/carol", admin: true).json
             #expect(carol["admin_channels"] == ["notes", "owner-carol"], "\(carol)")
 
+            // Replications: a configured one is stopped and started from the page.
+            try await a.request("PUT", "/db/_replication/from-b", json: [
+                "remote": .string("ws://127.0.0.1:\(b.ports.publicPort)/db"), "direction": "pull", "continuous": true,
+            ], admin: true).expectStatus(201)
             try await page.navigate("\(admin)/_admin/db/db/replications")
-            try await expectPage("document.querySelectorAll('[data-replication]').length >= 2", "the mesh links")
+            try await expectPage("document.querySelectorAll('[data-replication]').length >= 3", "the replication and the mesh links")
+            try await page.evaluate("document.querySelector('[data-replication=\"from-b\"] button').click(); true")
+            try await expectPage("document.querySelector('[data-replication=\"from-b\"]').textContent.includes('Start')", "stopped")
+            #expect(try await a.request("GET", "/db/_replicationStatus/from-b", admin: true).json["status"] == "stopped")
+            try await page.evaluate("document.querySelector('[data-replication=\"from-b\"] button').click(); true")
+            try await expectPage("document.querySelector('[data-replication=\"from-b\"]').textContent.includes('Stop')", "started again")
             try await shot("9-replications")
             try await page.navigate("\(admin)/_admin/db/db/metrics")
             try await expectPage("document.querySelectorAll('#metric-charts svg polyline').length >= 2", "charts drawn", timeout: .seconds(30))
