@@ -9,9 +9,10 @@ import ServiceLifecycle
 /// The admin web UI on the admin listener only: its files at `/_admin/…` (every path
 /// that is not a file gets the page, whose router opens the right view, e.g.
 /// `/_admin/db/todo/sync`), and `/_admin/events`, the Server-Sent Events stream the
-/// page follows: a `hello` (node ID and start time, so the page sees a restart), then
-/// every `interval` ms (default 1000) a `status` (mesh, databases, resolver,
-/// replications) and a `metrics` event (the `/_metrics` text).
+/// page follows: a `hello` (node ID and start time, so the page sees a restart), a
+/// `history` (the metric samples of the last minutes, `MetricsHistory`), then every
+/// `interval` ms (default 1000) a `status` (mesh, databases, resolver, replications)
+/// and a `metrics` event (the `/_metrics` text).
 extension RESTHandler {
     func adminUI(_ request: RESTRequest) async throws -> Response {
         guard isAdmin else { throw HTTPFailure.notFound("The admin UI is on the admin port") }
@@ -35,12 +36,15 @@ extension RESTHandler {
         ]
         let body = ResponseBody { writer in
             // `retry:` makes the browser reconnect after one second when the node goes away.
-            try await writer.write(ByteBuffer(string: "retry: 1000\n\n" + ServerSentEvents.event(name: "hello", data: hello.canonicalString)))
+            try await writer.write(ByteBuffer(string: "retry: 1000\n\n" + ServerSentEvents.event(name: "hello", data: hello.canonicalString)
+                + ServerSentEvents.event(name: "history", data: handler.metricsHistory.json.canonicalString)))
             // The stream ends when the node shuts down (its graceful shutdown waits for
             // every response to end) or the page goes away (a write fails).
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                let metrics = handler.mesh?.metricsText() ?? ""
+                handler.metricsHistory.record(metrics)
                 let text = ServerSentEvents.event(name: "status", data: handler.adminSnapshot().canonicalString)
-                    + ServerSentEvents.event(name: "metrics", data: handler.mesh?.metricsText() ?? "")
+                    + ServerSentEvents.event(name: "metrics", data: metrics)
                 try await writer.write(ByteBuffer(string: text))
                 try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(interval)) }
             }

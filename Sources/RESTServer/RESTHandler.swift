@@ -20,6 +20,8 @@ public struct RESTHandler: Sendable {
     let metrics: RequestMetrics?
     /// SHA-256 of this listener's TLS certificate, when it has one (mesh proofs bind to it).
     let tlsCertificateDigest: [UInt8]?
+    /// The admin UI's metric samples (`RESTHandler+Admin.swift`).
+    let metricsHistory = MetricsHistory()
 
     public init(
         registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger,

@@ -35,6 +35,7 @@ import TestSupport
             return text
         }
         #expect(events.contains("event: hello\ndata: {"), "\(events)")
+        #expect(events.contains("event: history\ndata: ["), "\(events)")
         #expect(events.contains("event: status\ndata: {"), "\(events)")
         #expect(events.contains("data: # TYPE"), "\(events)")
     }

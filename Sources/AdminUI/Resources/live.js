@@ -69,6 +69,12 @@ function open() {
     live.awaySince = null;
     notify();
   });
+  source.addEventListener("history", event => {
+    // The node's samples from before this page opened (or since it restarted).
+    const history = JSON.parse(event.data).map(sample => ({ time: sample.t, values: sample.v }));
+    const first = live.samples.length ? live.samples[0].time : Infinity;
+    live.samples = history.filter(sample => sample.time < first).concat(live.samples);
+  });
   source.addEventListener("status", event => {
     live.status = JSON.parse(event.data);
     live.connected = true;
