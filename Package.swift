@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "JSEngine", targets: ["JSEngine"]),
         .library(name: "AccessControl", targets: ["AccessControl"]),
         .library(name: "Query", targets: ["Query"]),
+        .library(name: "AdminUI", targets: ["AdminUI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -147,10 +148,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The admin web UI: HTML, CSS and JavaScript modules compiled into the binary,
+        // and the small type that serves them (mounted by RESTServer on the admin port).
+        .target(
+            name: "AdminUI",
+            resources: [
+                .embedInCode("Resources/index.html"),
+                .embedInCode("Resources/admin.css"),
+                .embedInCode("Resources/app.js"),
+                .embedInCode("Resources/api.js"),
+                .embedInCode("Resources/dom.js"),
+                .embedInCode("Resources/live.js"),
+                .embedInCode("Resources/charts.js"),
+                .embedInCode("Resources/mesh.js"),
+                .embedInCode("Resources/documents.js"),
+                .embedInCode("Resources/revtree.js"),
+                .embedInCode("Resources/conflicts.js"),
+                .embedInCode("Resources/sync.js"),
+                .embedInCode("Resources/users.js"),
+                .embedInCode("Resources/replications.js"),
+                .embedInCode("Resources/metrics.js"),
+            ]
+        ),
         // HTTP API (public + admin listeners), Sync Gateway / CouchDB compatible.
         .target(
             name: "RESTServer",
             dependencies: [
+                "AdminUI",
                 "AccessControl",
                 "Query",
                 "BLIP",

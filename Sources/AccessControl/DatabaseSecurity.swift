@@ -13,8 +13,10 @@ import Synchronization
 /// requests) exists only when configured, and is refused while disabled.
 public final class DatabaseSecurity: Sendable {
     public let store: DocumentStore
-    /// The configured sync function (nil: Sync Gateway's default routing, native).
-    public let syncFunction: SyncFunction?
+    /// The sync function in effect (nil: Sync Gateway's default routing, native);
+    /// `replaceSyncFunction` changes it (the admin config API).
+    public var syncFunction: SyncFunction? { currentFunction.withLock { $0 } }
+    private let currentFunction: Mutex<SyncFunction?>
     /// The mesh's shared secret (nil: any node that says it is a mesh peer is one).
     public let meshSecret: MeshSecret?
     /// Whether mesh links must use TLS (`"mesh": {"tls": true}`, the default with a secret).
@@ -36,10 +38,19 @@ public final class DatabaseSecurity: Sendable {
         self.store = store
         self.meshSecret = meshSecret
         self.meshRequiresTLS = meshRequiresTLS && meshSecret != nil
-        self.syncFunction = syncFunction
+        currentFunction = Mutex(syncFunction)
         self.passwordIterations = passwordIterations
         self.logger = logger
         store.setGate(SyncGate(function: syncFunction))
+    }
+
+    /// Installs `function` (nil: the default routing) as the store's gate for every
+    /// revision written from now on. Stored channels and grants follow after `resync()`.
+    public func replaceSyncFunction(_ function: SyncFunction?) {
+        currentFunction.withLock { current in
+            current = function
+            store.setGate(SyncGate(function: function))
+        }
     }
 
     /// Creates or updates the users and roles of the config (`"users"`, `"roles"` of a

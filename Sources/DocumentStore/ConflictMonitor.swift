@@ -41,8 +41,8 @@ public final class ConflictMonitor: Sendable {
     }
 
     public let store: DocumentStore
-    public let policies: ConflictPolicies
-    private let script: (any ConflictScript)?
+    /// The policies and `js` resolver in effect (`setPolicies` changes them at run time).
+    private let rules: Mutex<(policies: ConflictPolicies, script: (any ConflictScript)?)>
     private let settle: Duration
     private let retryInterval: Duration
     private let logger: Logger
@@ -53,14 +53,23 @@ public final class ConflictMonitor: Sendable {
                 settle: Duration = .milliseconds(50), retryInterval: Duration = .seconds(2),
                 logger: Logger = Logger(label: "Conflicts")) {
         self.store = store
-        self.policies = policies
-        self.script = script
+        rules = Mutex((policies, script))
         self.settle = settle
         self.retryInterval = retryInterval
         self.logger = logger
     }
 
     public var counters: Counters { state.withLock { $0.counters } }
+
+    /// The conflict policies in effect.
+    public var policies: ConflictPolicies { rules.withLock { $0.policies } }
+
+    /// Replaces the policies and the `js` resolver (the admin config API); conflicts
+    /// found from now on are resolved with them.
+    public func setPolicies(_ policies: ConflictPolicies, script: (any ConflictScript)?) {
+        rules.withLock { $0 = (policies, script) }
+    }
+
 
     /// Conflicts waiting for a merge base body: doc ID → merge base revision.
     public var waitingForMergeBase: [String: RevID] { state.withLock { $0.waitingForBase } }
@@ -131,8 +140,9 @@ public final class ConflictMonitor: Sendable {
     /// Like `resolve`, but throws the store's error (`404` for an unknown document).
     public func resolveOrThrow(_ docID: String, policy: ConflictPolicy? = nil) async throws(StoreError) -> ConflictOutcome {
         var outcome: ConflictOutcome
+        let current = rules.withLock { $0 }
         do {
-            outcome = try await store.resolveConflict(docID: docID, policies: policies, policy: policy, script: script)
+            outcome = try await store.resolveConflict(docID: docID, policies: current.policies, policy: policy, script: current.script)
             if case .needsMergeBase(let base) = outcome, let fetched = await fetchMergeBase(docID, base, policy: policy) {
                 outcome = fetched
             }
@@ -166,9 +176,10 @@ public final class ConflictMonitor: Sendable {
     /// Asks the provider for the merge base body, stores it, and resolves again.
     private func fetchMergeBase(_ docID: String, _ base: RevID, policy: ConflictPolicy?) async -> ConflictOutcome? {
         guard let provider = provider.withLock({ $0 }), let body = await provider(docID, base) else { return nil }
+        let current = rules.withLock { $0 }
         do {
             try await store.storeMissingBody(docID: docID, rev: base, body: body)
-            return try await store.resolveConflict(docID: docID, policies: policies, policy: policy, script: script)
+            return try await store.resolveConflict(docID: docID, policies: current.policies, policy: policy, script: current.script)
         } catch {
             logger.warning("cannot use the merge base \(base) of \(docID) fetched from a peer: \(error)")
             return nil

@@ -35,6 +35,8 @@ public final class MeshManager: Sendable {
         /// Peers the rule makes the dialer, by node ID: since when no link of theirs is up.
         var waitingSince: [String: ContinuousClock.Instant] = [:]
         var background: [Task<Void, Never>] = []
+        /// What each peer reported about its own peers when it last linked (`MeshManager+Neighbors.swift`).
+        var reported: [String: (peers: [String], at: Date)] = [:]
     }
 
     struct Dial {
@@ -230,23 +232,30 @@ public final class MeshManager: Sendable {
     /// Every peer: dialed ones with their replication status, accepted connections.
     public var peers: [MeshPeer] {
         let (dials, inbound, staticIDs) = state.withLock { (Array($0.dials.values), Array($0.inbound.values), $0.staticIDs) }
+        let now = Date()
+        let latest = store.info().updateSequence
         var result: [MeshPeer] = dials.map { dial in
             let nodeID = dial.nodeID ?? dial.staticURL.flatMap { staticIDs[$0] }
             let status = dial.replicator.status
-            let connected = status.state == .running || status.state == .idle
-            return MeshPeer(
+            let connected = status.isConnected
+            var peer = MeshPeer(
                 nodeID: nodeID, url: dial.url, source: dial.source, dialing: true,
                 fallback: dial.key.hasPrefix(Self.fallbackPrefix),
-                state: status.state.rawValue, connectedSince: connected ? dial.since : nil,
+                state: status.state.rawValue, connectedSince: connected ? (status.stateSince ?? dial.since) : nil,
                 docsPushed: status.docsPushed, docsPulled: status.docsPulled,
                 bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)
+            peer.lastHeard = connected ? now : status.stateSince.flatMap { since in status.docsPulled + status.bytesReceived > 0 ? since : nil }
+            peer.sequencesBehind = status.pushedThrough.map { Int(latest >= $0 ? latest - $0 : 0) }
+            return peer
         }
         result += inbound.map { link in
             let status = link.progress.status
-            return MeshPeer(
+            var peer = MeshPeer(
                 nodeID: link.nodeID, url: nil, source: .inbound, dialing: false, state: "connected",
                 connectedSince: link.since, docsPushed: status.docsPushed, docsPulled: status.docsPulled,
                 bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)
+            peer.lastHeard = now
+            return peer
         }
         return result.sorted { ($0.nodeID ?? $0.url ?? "") < ($1.nodeID ?? $1.url ?? "") }
     }

@@ -24,6 +24,12 @@ public struct MeshPeer: Sendable, Equatable {
     public var bytesSent = 0
     public var bytesReceived = 0
     public var lastError: String?
+    /// When the peer was last heard: now while connected (heartbeats prove it within
+    /// three intervals), else when its link went down.
+    public var lastHeard: Date?
+    /// Replication lag: local sequences not yet pushed to the peer (nil: not known,
+    /// for links the peer dialed).
+    public var sequencesBehind: Int?
 
     public var json: JSON {
         var object: [String: JSON] = [
@@ -41,6 +47,11 @@ public struct MeshPeer: Sendable, Equatable {
             object["connected_since"] = .string(ISO8601DateFormatter().string(from: connectedSince))
         }
         if let lastError { object["last_error"] = .string(lastError) }
+        if let lastHeard {
+            object["last_heard"] = .string(ISO8601DateFormatter().string(from: lastHeard))
+            object["last_heard_seconds_ago"] = .double((Date().timeIntervalSince(lastHeard) * 10).rounded() / 10)
+        }
+        if let sequencesBehind { object["sequences_behind"] = .int(Int64(sequencesBehind)) }
         return .object(object)
     }
 }

@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 extension DatabaseEndpoint {
     /// Logs under Sync Gateway's `Changes` key.
@@ -124,7 +125,8 @@ extension DatabaseEndpoint {
             var last = since
             var remaining = options.limit
             var idleSince = ContinuousClock.now
-            while remaining.map({ $0 > 0 }) ?? true, !Task.isCancelled {
+            // A graceful shutdown ends the feed (it would otherwise wait for the client).
+            while remaining.map({ $0 > 0 }) ?? true, !Task.isCancelled, !Task.isShuttingDownGracefully {
                 let (entries, next) = try await endpoint.changeEntries(since: last, options: options, limit: remaining)
                 if !entries.isEmpty {
                     var text = ""
@@ -144,7 +146,10 @@ extension DatabaseEndpoint {
                 let idleLeft = options.timeout - (ContinuousClock.now - idleSince)
                 if idleLeft <= .zero && options.heartbeat == nil { break }
                 let wait = options.heartbeat.map { min($0, max(idleLeft, .milliseconds(1))) } ?? idleLeft
-                if await !endpoint.store.waitForChange(after: last, timeout: wait) {
+                let seen = last
+                let changed = await cancelWhenGracefulShutdown { await endpoint.store.waitForChange(after: seen, timeout: wait) }
+                if Task.isShuttingDownGracefully { break }
+                if !changed {
                     if options.heartbeat != nil {
                         try await writer.write(ByteBuffer(string: events ? ServerSentEvents.heartbeat : "\n"))
                     }

@@ -28,13 +28,8 @@ extension DatabaseEndpoint {
         }
         var body: [String: JSON] = ["total_rows": .int(Int64(rows.count)), "rows": .array(rows)]
         if let monitor {
-            let counters = monitor.counters
             body["policies"] = Self.policiesJSON(monitor.policies)
-            body["resolver"] = [
-                "resolved": .int(Int64(counters.resolved)), "revisions_written": .int(Int64(counters.revisionsWritten)),
-                "kept": .int(Int64(counters.kept)), "failed": .int(Int64(counters.failed)),
-                "waiting_for_merge_base": .int(Int64(waiting.count)),
-            ]
+            body["resolver"] = Self.resolverJSON(monitor)
         }
         return RESTResponse.json(.object(body))
     }
@@ -48,6 +43,7 @@ extension DatabaseEndpoint {
         guard let monitor else { throw HTTPFailure.notFound("no conflict resolution on this database") }
         var policy: ConflictPolicy?
         let body = try await request.optionalJSONObjectBody(limit: configuration.maxRequestBytes) ?? [:]
+        if let chosen = body["rev"] { return try await resolve(docID: docID, keeping: chosen) }
         if let value = body["policy"] {
             guard let text = value.stringValue else { throw HTTPFailure.badRequest("policy must be a string") }
             do {
@@ -78,6 +74,36 @@ extension DatabaseEndpoint {
             throw HTTPFailure(.conflict, "conflict", "conflict of \(docID) not resolved: \(reason)")
         }
         return RESTResponse.json(.object(answer))
+    }
+
+    /// `POST /{db}/{doc}/_resolve` with `{"rev": leaf}`: keeps that live leaf and writes a
+    /// tombstone on every other live leaf (the same revisions on every node that does it).
+    private func resolve(docID: String, keeping chosen: JSON) async throws -> Response {
+        guard let text = chosen.stringValue, let keep = RevID(text) else { throw HTTPFailure.badRequest("rev must be a revision ID") }
+        guard let metadata = try await storeCall({ () async throws(StoreError) in try await store.metadata(docID) }) else {
+            throw HTTPFailure.notFound()
+        }
+        let live = metadata.tree.liveLeaves
+        guard live.contains(keep) else { throw HTTPFailure(.conflict, "conflict", "\(text) is not a live leaf of \(docID)") }
+        var written: [JSON] = []
+        for leaf in live where leaf != keep {
+            let result = try await save(DocumentUpdate(docID: docID, body: [:], deleted: true, mode: .edit(parent: leaf)))
+            written.append(.string(result.revID.description))
+        }
+        return RESTResponse.json([
+            "id": .string(docID), "ok": true, "outcome": "resolved", "policy": "chosen", "rev": .string(text),
+            "deleted": false, "revs": .array(written),
+        ])
+    }
+
+    /// What the node's resolver has done (`resolver` of `_conflicts` and the admin UI's feed).
+    static func resolverJSON(_ monitor: ConflictMonitor) -> JSON {
+        let counters = monitor.counters
+        return [
+            "resolved": .int(Int64(counters.resolved)), "revisions_written": .int(Int64(counters.revisionsWritten)),
+            "kept": .int(Int64(counters.kept)), "failed": .int(Int64(counters.failed)),
+            "waiting_for_merge_base": .int(Int64(monitor.waitingForMergeBase.count)),
+        ]
     }
 
     static func policiesJSON(_ policies: ConflictPolicies) -> JSON {

@@ -156,6 +156,7 @@ extension DatabaseEndpoint {
             "rev": .string(metadata.winner.description),
             "sequence": .int(Int64(metadata.sequence)),
             "leaves": .array(metadata.tree.leaves.map { .string($0.description) }),
+            "tree": Self.treeJSON(metadata.tree),
         ]
         if let access {
             sync["channels"] = .object(Dictionary(uniqueKeysWithValues: access.channels.map { ($0, JSON.null) }))
@@ -168,5 +169,21 @@ extension DatabaseEndpoint {
         document["_rev"] = .string(metadata.winner.description)
         document["_sync"] = .object(sync)
         return RESTResponse.json(.object(document))
+    }
+}
+
+extension DatabaseEndpoint {
+    /// Every revision of a document's tree (`_sync.tree` of `_raw`, drawn by the admin
+    /// UI): its ID, parent, whether it is deleted, whether its body is stored, and the
+    /// local sequence at which it arrived.
+    static func treeJSON(_ tree: RevTree) -> JSON {
+        .array(tree.nodes.map { node in
+            var entry: [String: JSON] = [
+                "rev": .string(node.revID.description), "deleted": .bool(node.deleted), "body": .bool(node.hasBody),
+                "seq": .int(Int64(node.sequence)),
+            ]
+            if let parent = node.parent { entry["parent"] = .string(tree.nodes[parent].revID.description) }
+            return .object(entry)
+        })
     }
 }

@@ -35,9 +35,19 @@ extension DatabaseEndpoint {
         }
     }
 
-    /// Admin only: `GET /{db}/_replicationStatus/` and `GET /{db}/_replicationStatus/{id}`.
+    /// Admin only: `GET /{db}/_replicationStatus/` and `GET /{db}/_replicationStatus/{id}`;
+    /// `PUT /{db}/_replicationStatus/{id}?action=stop|start` stops a replication (it stays,
+    /// `stopped`) or starts it again, as Sync Gateway does.
     func replicationStatus(id: String?, controller: (any ReplicationController)?) async throws -> Response {
         let controller = try adminController(controller)
+        if let id, !id.isEmpty, request.method == .put || request.method == .post {
+            let action = query["action"]
+            guard action == "stop" || action == "start" else { throw HTTPFailure.badRequest("action must be stop or start") }
+            guard await controller.setReplicationRunning(database: store.name, id: id, running: action == "start") else {
+                throw HTTPFailure.notFound("no replication \(id)")
+            }
+            return RESTResponse.json(controller.replicationStatuses(database: store.name)[id] ?? ["replication_id": .string(id)])
+        }
         try allow(request, "GET,HEAD", request.isRead)
         let statuses = controller.replicationStatuses(database: store.name)
         guard let id, !id.isEmpty else {

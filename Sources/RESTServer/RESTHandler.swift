@@ -20,6 +20,8 @@ public struct RESTHandler: Sendable {
     let metrics: RequestMetrics?
     /// SHA-256 of this listener's TLS certificate, when it has one (mesh proofs bind to it).
     let tlsCertificateDigest: [UInt8]?
+    /// The admin UI's metric samples (`RESTHandler+Admin.swift`).
+    let metricsHistory = MetricsHistory()
 
     public init(
         registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger,
@@ -97,6 +99,7 @@ public struct RESTHandler: Sendable {
             return RESTResponse.json(mesh.meshStatus())
         }
         if first == "_session" { return try await serverSession(request) }
+        if first == "_admin" { return try await adminUI(request) }
         if first.hasPrefix("_") { throw HTTPFailure.notFound("Unknown URL") }
         guard let store = registry.database(named: first) else {
             throw HTTPFailure.notFound("no such database '\(first)'")
@@ -154,6 +157,8 @@ public struct RESTHandler: Sendable {
             case "_raw": return try await database.raw(docID: rest.dropFirst().joined(separator: "/"))
             default: return try await database.conflicts(monitor: registry.conflictMonitor(database: first))
             }
+        case "_config": return try await database.config(path: rest.dropFirst(), configurator: registry as? any DatabaseConfigurator)
+        case "_sync_test": return try await database.syncTest()
         case "_replication": return try await database.replication(id: rest.dropFirst().first, controller: replications)
         case "_replicationStatus": return try await database.replicationStatus(id: rest.dropFirst().first, controller: replications)
         case "_peers":

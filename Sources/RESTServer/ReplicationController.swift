@@ -12,6 +12,9 @@ public protocol ReplicationController: Sendable {
     func replicationStatuses(database: String) -> [String: JSON]
     /// Stops and removes a replication; false when there is none.
     func removeReplication(database: String, id: String) async -> Bool
+    /// Stops a replication (kept, with its status) or starts it again; false when there
+    /// is none (`PUT /{db}/_replicationStatus/{id}?action=stop|start`).
+    func setReplicationRunning(database: String, id: String, running: Bool) async -> Bool
 }
 
 /// Why a replication definition was refused.

@@ -1,4 +1,5 @@
 import BLIP
+import Foundation
 import Synchronization
 
 /// A snapshot of a replication's state and counters (Sync Gateway's
@@ -24,6 +25,13 @@ public struct ReplicationStatus: Sendable, Equatable {
     public var bytesSent = 0
     public var bytesReceived = 0
     public var lastError: String?
+    /// When `state` last changed between connected (`running`/`idle`) and not.
+    public var stateSince: Date?
+    /// The local sequence this replication has pushed through (its checkpoint), when it pushes.
+    public var pushedThrough: UInt64?
+
+    /// Whether a connection is up (`running` or `idle`).
+    public var isConnected: Bool { state == .running || state == .idle }
 
     public init() {}
 }
@@ -66,6 +74,10 @@ public final class ReplicationProgress: Sendable {
     }
 
     func setState(_ value: ReplicationStatus.State) {
-        state.withLock { $0.state = value }
+        state.withLock { status in
+            let wasConnected = status.isConnected
+            status.state = value
+            if status.stateSince == nil || wasConnected != status.isConnected { status.stateSince = Date() }
+        }
     }
 }

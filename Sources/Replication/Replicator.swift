@@ -169,12 +169,14 @@ public final class Replicator: Sendable {
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             if configuration.direction.pushes {
+                progress.update { $0.pushedThrough = checkpoint.local }
                 group.addTask {
                     try await session.push(
                         since: checkpoint.local, continuous: self.configuration.continuous,
                         docIDs: self.configuration.docIDs, batchSize: self.configuration.batchSize
                     ) { delivered in
                         state.update { $0.local = delivered }
+                        self.progress.update { $0.pushedThrough = delivered }
                         await save()
                     }
                 }

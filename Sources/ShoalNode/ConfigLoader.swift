@@ -157,7 +157,7 @@ public enum ConfigLoader {
 
     /// `"conflicts": {"default": "winner", "types": {"task": "merge"}, "type_field": "type",
     /// "resolver": "function(conflicts, base) {…}"}`.
-    private static func parseConflicts(_ value: JSON, into database: inout NodeConfiguration.Database) throws {
+    static func parseConflicts(_ value: JSON, into database: inout NodeConfiguration.Database) throws {
         let name = database.name
         guard let settings = value.objectValue else {
             throw ConfigError(message: "database \"\(name)\": \"conflicts\" must be an object")

@@ -1,5 +1,6 @@
 import AccessControl
 import BLIP
+import Mesh
 import Synchronization
 
 /// The mesh's part of one link this node dials (ARCHITECTURE.md §6): the proof of the
@@ -12,21 +13,29 @@ final class MeshLinkHook: BLIPUpgradeHook {
     let secret: MeshSecret?
     let nodeID: String
     let database: String
-    let onAcceptor: @Sendable (String) -> Void
+    /// Called with the acceptor's node ID and the peers it reported (`X-Shoal-Mesh-Peers`).
+    let onAcceptor: @Sendable (String, String?) -> Void
+    /// This node's connected peers, reported to the acceptor.
+    let neighbors: @Sendable () -> String
     private let sent = Mutex<String?>(nil)
 
-    init(secret: MeshSecret?, nodeID: String, database: String, onAcceptor: @escaping @Sendable (String) -> Void = { _ in }) {
+    init(
+        secret: MeshSecret?, nodeID: String, database: String, neighbors: @escaping @Sendable () -> String = { "" },
+        onAcceptor: @escaping @Sendable (String, String?) -> Void = { _, _ in }
+    ) {
         self.secret = secret
         self.nodeID = nodeID
         self.database = database
+        self.neighbors = neighbors
         self.onAcceptor = onAcceptor
     }
 
     func requestHeaders(peerCertificateDigest: [UInt8]?) -> [(String, String)] {
-        guard let secret else { return [] }
+        let report = (MeshManager.peersHeader, neighbors())
+        guard let secret else { return [report] }
         let proof = secret.dialProof(nodeID: nodeID, database: database, binding: peerCertificateDigest)
         sent.withLock { $0 = proof }
-        return [(MeshSecret.header, proof)]
+        return [(MeshSecret.header, proof), report]
     }
 
     func checkResponse(headers: [(String, String)], peerCertificateDigest: [UInt8]?) throws {
@@ -34,7 +43,7 @@ final class MeshLinkHook: BLIPUpgradeHook {
             headers.first { $0.0.lowercased() == name.lowercased() }?.1
         }
         guard let secret else {
-            if let acceptor = header("X-Shoal-Node-ID"), !acceptor.isEmpty { onAcceptor(acceptor) }
+            if let acceptor = header("X-Shoal-Node-ID"), !acceptor.isEmpty { onAcceptor(acceptor, header(MeshManager.peersHeader)) }
             return
         }
         guard let proof = sent.withLock({ $0 }), let acceptor = header("X-Shoal-Node-ID"),
@@ -44,6 +53,6 @@ final class MeshLinkHook: BLIPUpgradeHook {
         else {
             throw BLIPError(code: 401, message: "the peer did not prove the mesh secret of \(database)")
         }
-        onAcceptor(acceptor)
+        onAcceptor(acceptor, header(MeshManager.peersHeader))
     }
 }

@@ -1,5 +1,6 @@
 import DocumentModel
 import DocumentStore
+import Foundation
 import Mesh
 import RESTServer
 
@@ -14,10 +15,13 @@ extension ShoalNode: MeshController {
                 "max_peers": .int(Int64(mesh.configuration.maxPeers)),
                 "static_peers": .array(mesh.configuration.staticPeers.map { .string($0) }),
                 "peers_connected": .int(Int64(totals.connected)),
+                "peers": .array(mesh.peers.map(\.json)),
+                "peers_of_peers": .object(mesh.peersOfPeers.mapValues { .array($0.map { .string($0) }) }),
             ]
         }
         return [
             "node_id": .string(nodeID),
+            "node": nodeDetails,
             "meshes": .array(groups),
             "discovery": .string(discoveryState),
         ]
@@ -35,6 +39,35 @@ extension ShoalNode: MeshController {
 }
 
 extension ShoalNode {
+    /// What the admin UI's node details show: ID, version, listen addresses, databases,
+    /// uptime and resident memory.
+    var nodeDetails: JSON {
+        let ports = boundPorts.withLock { $0 }
+        var addresses: [String: JSON] = [:]
+        addresses["public"] = .string(ListenAddress(
+            host: configuration.publicAddress.host, port: ports?.publicPort ?? configuration.publicAddress.port).description)
+        addresses["admin"] = .string(ListenAddress(
+            host: configuration.adminAddress.host, port: ports?.adminPort ?? configuration.adminAddress.port).description)
+        var details: [String: JSON] = [
+            "node_id": .string(nodeID),
+            "version": .string(ShoalVersion.string),
+            "addresses": .object(addresses),
+            "databases": .array(databaseNames.sorted().map { .string($0) }),
+            "started": .string(ISO8601DateFormatter().string(from: startedAt)),
+            "uptime_seconds": .int(Int64(Date().timeIntervalSince(startedAt))),
+        ]
+        if let rss = Self.residentBytes() { details["rss_bytes"] = .int(Int64(rss)) }
+        return .object(details)
+    }
+
+    /// This process's resident set size from `/proc/self/statm` (nil where there is none).
+    static func residentBytes() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
     /// `/_metrics`: the node's registry, with the components' current state set first.
     public func metricsText() -> String {
         let names = databaseNames.sorted()

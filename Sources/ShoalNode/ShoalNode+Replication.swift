@@ -5,6 +5,7 @@ import DocumentModel
 import Foundation
 import DocumentStore
 import Logging
+import Mesh
 import Replication
 import RESTServer
 
@@ -46,10 +47,19 @@ extension ShoalNode: SyncAcceptor {
             // Not 401/403/404: the dialer retries (the link may be gone by then).
             throw SyncRefusal(status: 409, reason: "a mesh link with node \(peerNodeID) is already up")
         }
+        if let mesh, let peerNodeID {
+            mesh.peerReported(nodeID: peerNodeID, header: headers[HTTPField.Name(MeshManager.peersHeader)!])
+            answer[HTTPField.Name(MeshManager.peersHeader)!] = mesh.peersHeaderValue
+        }
         return SyncAcceptance(responseHeaders: answer) { [access] connection in
             // The session's handlers are registered here, before the first frame is read.
             let session = ReplicationSession(store: store, connection: connection, access: access, logger: Logger(label: "Sync"))
+            if let mesh { MeshPeerReports.receive(on: connection, mesh: mesh) }
             return {
+                let reporter = mesh.map { mesh in
+                    Task { await MeshPeerReports.send(on: connection, mesh: mesh, nodeID: self.nodeID, interval: self.configuration.heartbeat * 2) }
+                }
+                defer { reporter?.cancel() }
                 let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
                 await mesh?.inboundConnected(nodeID: peerNodeID)
                 defer {
@@ -114,6 +124,18 @@ extension ShoalNode: ReplicationController {
         storedReplications.withLock { _ = $0[database]?.removeValue(forKey: id) }
         saveStoredReplications()
         return await replications.remove(database: database, id: id)
+    }
+
+    public func setReplicationRunning(database: String, id: String, running: Bool) async -> Bool {
+        guard let replicator = replications.replication(database: database, id: id), let store = self.database(named: database) else {
+            return false
+        }
+        if running {
+            await replications.start(replicator.configuration, store: store)
+        } else {
+            await replicator.stop()
+        }
+        return true
     }
 
     /// Where replications created through the admin API are kept across restarts.

@@ -25,6 +25,7 @@ extension ShoalNode {
 
     /// Creates or updates the configured users and roles of every database.
     func bootstrapPrincipals() async throws {
+        try await applyStoredConfig()
         for database in configuration.databases {
             guard let security = securities[database.name] else { continue }
             do {

@@ -40,6 +40,12 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     /// Replications created through the admin API, by database and ID (persisted).
     let storedReplications = Mutex<[String: [String: JSON]]>([:])
     private let running = Mutex<Running?>(nil)
+    /// The ports the listeners bound, once started (node details of `/_mesh`).
+    let boundPorts = Mutex<BoundPorts?>(nil)
+    /// When this node object was created (uptime in `/_mesh`).
+    let startedAt = Date()
+    /// Settings changed through the admin config API, by database (`ShoalNode+Config.swift`).
+    let runtime = Mutex<[String: RuntimeSettings]>([:])
     /// DNS-SD per mesh group, and the tasks feeding it into the meshes.
     private let discoveries = Mutex<[(ServiceDiscovery, Task<Void, Never>)]>([])
 
@@ -114,7 +120,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         let everyLinkTLS = configuration.sslCertificatePath != nil
         // The meshes exist only after the dialer they share: acceptor IDs reach them late-bound.
         let meshesByName = Mutex<[String: MeshManager]>([:])
-        let meshDialer = WebSocketDialer(
+        let webSocketDialer = WebSocketDialer(
             extraHeaders: [WebSocketDialer.nodeIDHeader: nodeID],
             plan: { url in
                 // Over TLS when the database's mesh (or every port) uses it; the peer is
@@ -128,11 +134,18 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 let mesh = meshesByName.withLock { $0[database] }
                 return .init(
                     url: target, tls: .boundByApplication,
-                    hook: MeshLinkHook(secret: secrets[database], nodeID: nodeID, database: database) { acceptor in
+                    hook: MeshLinkHook(
+                        secret: secrets[database], nodeID: nodeID, database: database,
+                        neighbors: { mesh?.peersHeaderValue ?? "" }
+                    ) { acceptor, reported in
                         mesh?.linked(remote: url, nodeID: acceptor)
+                        mesh?.peerReported(nodeID: acceptor, header: reported)
                     })
             },
             logger: Logger(label: "Mesh"))
+        let meshDialer = MeshReportingDialer(inner: webSocketDialer, nodeID: nodeID, interval: configuration.heartbeat * 2) { url in
+            meshesByName.withLock { $0[ReplicationConfiguration(id: "", remote: url).remoteDatabase ?? ""] }
+        }
         var meshes: [String: MeshManager] = [:]
         for database in configuration.databases where database.meshEnabled {
             let peers = configuration.peers.filter { ReplicationConfiguration(id: "", remote: $0).remoteDatabase == database.name }
@@ -190,6 +203,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         }
         running.withLock { $0 = Running(group: group, task: task) }
         let ports = try await ready.wait()
+        boundPorts.withLock { $0 = ports }
         for monitor in conflictMonitors.values {
             let store = monitor.store
             monitor.setMergeBaseProvider { docID, rev in await RevisionSources.fetch(store: store, docID: docID, rev: rev) }

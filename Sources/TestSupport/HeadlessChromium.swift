@@ -73,6 +73,17 @@ public final class HeadlessChromium: @unchecked Sendable {
         throw Unavailable(description: "chromium did not open its DevTools port: \(printed.suffix(2000))")
     }
 
+    /// Launches Chromium for `test`, or prints why the test is skipped (no browser that
+    /// starts here) and returns nil.
+    public static func launchOrSkip(_ test: String) async throws -> HeadlessChromium? {
+        do {
+            return try await launch()
+        } catch let unavailable as Unavailable {
+            print("\(test) skipped: \(unavailable)")
+            return nil
+        }
+    }
+
     /// Opens a new page (tab), runs `body` with it, and closes it.
     public func withPage<T: Sendable>(_ body: @escaping @Sendable (DevToolsPage) async throws -> T) async throws -> T {
         try await DevToolsConnection.connect(url: devToolsURL) { connection in

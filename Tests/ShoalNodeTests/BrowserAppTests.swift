@@ -75,13 +75,7 @@ import TestSupport
         """
 
     @Test func aWebAppUsesShoalCrossOrigin() async throws {
-        let chromium: HeadlessChromium
-        do {
-            chromium = try await HeadlessChromium.launch()
-        } catch let unavailable as HeadlessChromium.Unavailable {
-            print("BrowserAppTests skipped: \(unavailable)")
-            return
-        }
+        guard let chromium = try await HeadlessChromium.launchOrSkip("BrowserAppTests") else { return }
         defer { chromium.stop() }
         let site = try StaticHTTPServer(files: [
             "/index.html": .init(contentType: "text/html; charset=utf-8", text: Self.page),
