@@ -49,6 +49,11 @@ public struct RESTHandler: Sendable {
         let cors = configuration.cors.flatMap { !isAdmin || $0.onAdminPort ? $0 : nil }
         do {
             let rest = try RESTRequest(request, isAdmin: isAdmin)
+            if isAdmin, let refusal = AdminOriginGuard(cors: cors).refusal(
+                method: request.method, origin: request.headers[.origin], authority: request.head.authority)
+            {
+                throw refusal
+            }
             if let cors, request.method == .options {
                 // The preflight: no authentication, on every route.
                 let fields = cors.preflightHeaders(origin: request.headers[.origin], sessionRoute: CORSPolicy.isSessionRoute(rest.segments))

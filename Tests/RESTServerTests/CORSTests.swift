@@ -109,6 +109,34 @@ import TestSupport
         #expect(admin.headers["access-control-max-age"] == nil)
     }
 
+    /// A page of another origin cannot write through the admin port (CSRF with a
+    /// `text/plain` body, which needs no preflight); the admin UI's own origin, programs
+    /// without `Origin`, and reads still can.
+    @Test func adminPortRefusesWritesFromOtherOrigins() async throws {
+        let node = try await Self.start(nil)
+        defer { Task { await node.stop() } }
+        func createUser(_ name: String, origin: String?) async throws -> HTTPResult {
+            var headers = ["Content-Type": "text/plain"]
+            if let origin { headers["Origin"] = origin }
+            return try await node.request(
+                "PUT", "/db/_user/\(name)", raw: Array(#"{"password": "pass12345"}"#.utf8), headers: headers, admin: true)
+        }
+        let forged = try await createUser("mallory", origin: "https://evil.example")
+        #expect(forged.status == 403)
+        #expect(forged.text.contains("another origin"))
+        #expect(try await node.request("GET", "/db/_user/mallory", admin: true).status == 404)
+        #expect(try await createUser("ui", origin: "http://127.0.0.1:\(node.ports.adminPort)").status == 201)
+        #expect(try await createUser("curl", origin: nil).status == 201)
+        #expect(try await node.request("GET", "/db/_user/ui", admin: true, headers: ["Origin": "https://evil.example"]).status == 200)
+        // An origin the CORS config allows on the admin port may write.
+        let other = try await Self.start(CORSPolicy(origins: [Self.app], onAdminPort: true))
+        defer { Task { await other.stop() } }
+        let allowed = try await other.request(
+            "PUT", "/db/_user/app", raw: Array(#"{"password": "pass12345"}"#.utf8),
+            headers: ["Content-Type": "application/json", "Origin": Self.app], admin: true)
+        #expect(allowed.status == 201)
+    }
+
     @Test func noCORSByDefault() async throws {
         let node = try await Self.start(nil)
         defer { Task { await node.stop() } }
