@@ -5,11 +5,14 @@ struct HeadTerminatorScanner: Sendable {
     private var state = 0
     /// Whether the end of the head has been seen.
     private(set) var found = false
+    /// Bytes of the head seen so far (all of it, terminator included, once `found`).
+    private(set) var headLength = 0
 
     /// Feeds the next bytes; returns `found`.
     mutating func feed(_ bytes: some Sequence<UInt8>) -> Bool {
         guard !found else { return true }
         for byte in bytes {
+            headLength += 1
             switch (byte, state) {
             case (0x0A, 1), (0x0A, 2):
                 found = true

@@ -29,6 +29,7 @@ import Testing
         }
         #expect(foundAt == end)
         #expect(scanner.found == (end != nil))
+        #expect(scanner.headLength == end ?? text.utf8.count)
     }
 
     @Test func staysFoundAfterMoreBytes() {

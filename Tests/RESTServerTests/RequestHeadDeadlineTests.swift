@@ -78,3 +78,38 @@ import TestSupport
         #expect(bytesAfterWait.first == 0x89, "a WebSocket ping, not the end: \(bytesAfterWait)")
     }
 }
+
+extension RequestHeadDeadlineTests {
+    @Test func oversizedHeadIsRefusedAndTheNodeStillStops() async throws {
+        let node = try await Self.node(idle: .seconds(30))
+        let port = node.ports.publicPort
+        let status = try await offThePool {
+            let socket = try RawSocket(port: port, timeout: 8)
+            let head = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + String(repeating: "y", count: 100_000) + "\r\n\r\n"
+            try socket.write(Array(head.utf8))
+            let status = try socket.readHead().status
+            _ = try socket.readToEnd()
+            return status
+        }
+        #expect(status == 431)
+        let served = try await node.request("GET", "/")
+        #expect(served.status == 200)
+        let start = ContinuousClock.now
+        await node.stop()
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func silentClientGetsATimeoutAnswer() async throws {
+        let node = try await Self.node()
+        defer { Task { await node.stop() } }
+        let port = node.ports.publicPort
+        let (status, body) = try await offThePool {
+            let socket = try RawSocket(port: port, timeout: 8)
+            try socket.write(Array("GET / HTTP/1.1\r\n".utf8))
+            let status = try socket.readHead().status
+            return (status, try socket.readToEnd())
+        }
+        #expect(status == 408)
+        #expect(String(decoding: body, as: UTF8.self).contains("\"error\":\"timeout\""))
+    }
+}
