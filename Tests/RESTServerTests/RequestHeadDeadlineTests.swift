@@ -94,9 +94,11 @@ extension RequestHeadDeadlineTests {
         #expect(status == 431)
         let served = try await node.request("GET", "/")
         #expect(served.status == 200)
+        // Before the fix the connection hung and a clean stop waited for it forever;
+        // the bound only says "it does not hang" (the suite runs on two loaded cores).
         let start = ContinuousClock.now
         await node.stop()
-        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(30))
     }
 
     @Test func silentClientGetsATimeoutAnswer() async throws {
