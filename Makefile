@@ -15,6 +15,8 @@ deps:
 		echo "Installing system packages:$$missing"; \
 		$(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+	@# schemathesis (PyPI) for scripts/api-fuzz; its test skips without it.
+	@python3 -c 'import schemathesis' 2>/dev/null || python3 -m pip install -q schemathesis || echo "schemathesis not installed: the api-fuzz test will skip"
 
 build: deps
 	$(SWIFT) build

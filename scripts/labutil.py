@@ -7,6 +7,7 @@
   root network namespace.
 """
 
+import decimal
 import hashlib
 import http.client
 import json
@@ -208,6 +209,99 @@ def canonical(obj):
 
 def sha1_hex(obj):
     return hashlib.sha1(canonical(obj).encode()).hexdigest()
+
+
+def es_number(x):
+    """A number as Shoal's canonical JSON writes it: integers exact, other doubles
+    in ECMAScript's shortest round-trip form."""
+    if isinstance(x, int):
+        return str(x)
+    if x != x or x in (float("inf"), float("-inf")):
+        return "null"
+    if x.is_integer() and abs(x) < 2 ** 63:
+        return str(int(x))
+    sign, digits, exp = decimal.Decimal(repr(x)).as_tuple()
+    s = "".join(map(str, digits)).rstrip("0") or "0"
+    exp += len(digits) - len(s)
+    k, n = len(s), exp + len(s)
+    if k <= n <= 21:
+        out = s + "0" * (n - k)
+    elif 0 < n <= 21:
+        out = s[:n] + "." + s[n:]
+    elif -6 < n <= 0:
+        out = "0." + "0" * (-n) + s
+    else:
+        e = n - 1
+        out = (s if k == 1 else s[0] + "." + s[1:]) + "e" + ("+" if e >= 0 else "-") + str(abs(e))
+    return ("-" if sign else "") + out
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def shoal_canonical(obj):
+    """Shoal's canonical JSON (ARCHITECTURE.md §2) of a decoded JSON value."""
+    if obj is None:
+        return "null"
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    if isinstance(obj, (int, float)):
+        return es_number(obj)
+    if isinstance(obj, str):
+        out = ['"']
+        for ch in obj:
+            if ch in _ESCAPES:
+                out.append(_ESCAPES[ch])
+            elif ord(ch) < 0x20:
+                out.append("\\u%04x" % ord(ch))
+            else:
+                out.append(ch)
+        out.append('"')
+        return "".join(out)
+    if isinstance(obj, list):
+        return "[" + ",".join(shoal_canonical(v) for v in obj) + "]"
+    items = sorted(obj.items(), key=lambda kv: kv[0].encode("utf-8", "surrogatepass"))
+    return "{" + ",".join(shoal_canonical(k) + ":" + shoal_canonical(v) for k, v in items) + "}"
+
+
+def revision_digest(parent, deleted, body):
+    """The digest a revision with this parent (revID or None), deleted flag and body
+    must have: SHA-1 over the parent's length byte and bytes, a deleted byte and the
+    canonical JSON of the body's digest view (user keys + reduced _attachments)."""
+    view = {k: v for k, v in body.items() if not k.startswith("_")}
+    atts = body.get("_attachments")
+    if isinstance(atts, dict) and atts:
+        reduced = {}
+        for name, a in atts.items():
+            if not isinstance(a, dict):
+                reduced[name] = a
+                continue
+            r = {"content_type": a.get("content_type") or "application/octet-stream"}
+            for key in ("digest", "length"):
+                if a.get(key) is not None:
+                    r[key] = a[key]
+            reduced[name] = r
+        view["_attachments"] = reduced
+    p = parent.encode() if parent else b""
+    data = (bytes([len(p)]) + p if parent else b"\x00") + (b"\x01" if deleted else b"\x00")
+    return hashlib.sha1(data + shoal_canonical(view).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def phantom_reason(rev, deleted, history, body):
+    """Why a leaf revision cannot have come from a writer or a resolver (its ID is
+    not the digest of its parent and body, or its history is not a chain), or None."""
+    gens = [rev_gen(r) for r in history]
+    if not history or history[0] != rev or any(a != b + 1 for a, b in zip(gens, gens[1:])):
+        return f"history {history[:3]}… is not a chain ending at {rev}"
+    parent = history[1] if len(history) > 1 else None
+    if parent is None and rev_gen(rev) != 1:
+        return None      # history stemmed to one revision: the parent is unknown here
+    want = revision_digest(parent, deleted, body)
+    if want != rev_digest(rev):
+        return f"digest of parent {parent} + body is {want[:12]}…, not {rev_digest(rev)[:12]}…"
+    return None
 
 
 def rev_gen(rev):

@@ -89,11 +89,20 @@ public final class DatabaseSecurity: Sendable {
     public func meshRefusal(nodeID: String, proof: String?, binding: [UInt8]?, consume: Bool = true) -> String? {
         guard let meshSecret else { return nil }
         guard meshSecret.verifyDial(proof, nodeID: nodeID, database: store.name, binding: binding) else {
+            if let skew = meshSecret.dialSkew(proof, nodeID: nodeID, database: store.name, binding: binding) {
+                return Self.meshClockSkew(skew)
+            }
             return Self.meshSecretMissing
         }
         if meshRequiresTLS && binding == nil { return "This database's mesh links must use TLS (wss://)" }
         if consume, let proof, !meshProofs.firstUse(proof) { return "This mesh proof was already used" }
         return nil
+    }
+
+    /// The refusal of an authentic mesh proof made `skew` seconds away from this node's clock.
+    public static func meshClockSkew(_ skew: TimeInterval) -> String {
+        "The clocks of this node and the dialing node differ by \(Int(skew.rounded())) s; a mesh proof is accepted "
+            + "within \(Int(MeshSecret.maxSkew)) s: set both clocks right (NTP)"
     }
 
     /// The refusal of a mesh link without a valid proof of the secret.

@@ -48,6 +48,20 @@ public struct MeshSecret: Sendable {
         return PasswordHash.constantTimeEqual(Array(expected.utf8), Array(parts[2].utf8))
     }
 
+    /// How many seconds an authentic dial proof's time is from `now`, when that is more
+    /// than `maxSkew` (the proof is refused for it); nil for a proof that is not
+    /// authentic or not too old. Lets a refusal say "the clocks differ" rather than
+    /// "no secret" when a member's wall clock jumped.
+    public func dialSkew(_ proof: String?, nodeID: String, database: String, binding: [UInt8]?, now: Date = Date()) -> TimeInterval? {
+        guard let proof, proof.utf8.count < 300 else { return nil }
+        let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let time = Int64(parts[0]), !parts[1].isEmpty, parts[1].utf8.count <= 64 else { return nil }
+        let skew = TimeInterval(time) - now.timeIntervalSince1970
+        guard abs(skew) > Self.maxSkew else { return nil }
+        let expected = mac(["dial", nodeID, database, String(time), String(parts[1]), Self.text(binding)])
+        return PasswordHash.constantTimeEqual(Array(expected.utf8), Array(parts[2].utf8)) ? skew : nil
+    }
+
     /// The answer of the accepting node `nodeID` to `dialProof`.
     public func acceptProof(dialProof: String, nodeID: String, database: String, binding: [UInt8]?) -> String {
         mac(["accept", nodeID, database, dialProof, Self.text(binding)])

@@ -97,6 +97,13 @@ public struct RESTHandler: Sendable {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
+        if first == "_openapi.json" {
+            try allow(request, "GET,HEAD", request.isRead)
+            try request.requireAdmin("The OpenAPI document is on the admin port")
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+        }
         if first == "_mesh" {
             try allow(request, "GET,HEAD", request.isRead)
             try request.requireAdmin("The mesh status is on the admin port")
@@ -239,6 +246,9 @@ public struct RESTConfiguration: Sendable {
     public var nodeID: String?
     /// Cross-origin access for browser apps (nil: none, the default).
     public var cors: CORSPolicy?
+    /// How long a connection may take to send its first request head, and sit idle
+    /// between requests, before it is closed (slowloris clients); nil: forever.
+    public var idleTimeout: Duration? = .seconds(30)
 
     public init(version: String, maxRequestBytes: Int = 64 * 1024 * 1024, maxAttachmentBytes: Int = 1 << 30) {
         self.version = version

@@ -92,16 +92,21 @@ public enum RESTListener {
                 }
             }
         }
-        let server: HTTPServerBuilder
-        if let tls {
-            server = HTTPServerBuilder { responder in
-                TLSSniffingChannel(
-                    base: HTTP1WebSocketUpgradeChannel(
-                        responder: responder, configuration: .init(ws: webSocket), shouldUpgrade: shouldUpgrade),
-                    tls: tls)
-            }
-        } else {
-            server = .http1WebSocketUpgrade(configuration: .init(ws: webSocket), shouldUpgrade: shouldUpgrade)
+        // Slowloris clients: the first request head must arrive within the idle timeout,
+        // and a kept-alive connection may sit idle between requests that long.
+        let idle = handler.configuration.idleTimeout.map { TimeAmount($0) }
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(http1: .init(idleTimeout: idle), ws: webSocket)
+        let server = HTTPServerBuilder { responder in
+            FrontHandlersChannel(
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, configuration: channelConfiguration, shouldUpgrade: shouldUpgrade),
+                handlers: {
+                    // The sniffer puts the TLS handler right after itself, so the deadline
+                    // sees the decrypted request.
+                    var handlers: [any ChannelHandler] = tls.map { [TLSSniffer(tls: $0)] } ?? []
+                    if let idle { handlers.append(RequestHeadDeadline(limit: idle)) }
+                    return handlers
+                })
         }
         return Application(
             responder: handler.responder,

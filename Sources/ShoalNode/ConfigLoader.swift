@@ -26,7 +26,7 @@ public enum ConfigLoader {
 
     static let topLevelKeys: Set<String> = [
         "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers", "discovery",
-        "SSLCert", "SSLKey", "CORS",
+        "httpIdleTimeout", "SSLCert", "SSLKey", "CORS",
     ]
     static let databaseKeys: Set<String> = [
         "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts", "users", "roles", "sync",
@@ -84,6 +84,12 @@ public enum ConfigLoader {
                 throw ConfigError(message: "\"heartbeat\" must be a positive number of seconds")
             }
             config.heartbeat = .milliseconds(Int(seconds * 1000))
+        }
+        if let value = root["httpIdleTimeout"] {
+            guard let seconds = value.doubleValue, seconds >= 0 else {
+                throw ConfigError(message: "\"httpIdleTimeout\" must be a number of seconds (0: no limit)")
+            }
+            config.httpIdleTimeout = seconds == 0 ? nil : .milliseconds(Int(seconds * 1000))
         }
         if let value = root["peers"] {
             guard let urls = value.arrayValue?.compactMap(\.stringValue), urls.count == value.arrayValue?.count else {

@@ -79,6 +79,9 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var passwordIterations = PasswordHash.defaultIterations
     /// Largest request body for JSON endpoints.
     public var maxRequestBytes = 64 * 1024 * 1024
+    /// How long an HTTP connection may take to send its first request head, and sit
+    /// idle between requests, before it is closed (slowloris clients); nil: forever.
+    public var httpIdleTimeout: Duration? = .seconds(30)
     /// WebSocket heartbeat of replication connections (a silent peer is gone after
     /// about three intervals).
     public var heartbeat: Duration = .seconds(2)

@@ -174,6 +174,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         var restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
         restConfiguration.nodeID = nodeID
         restConfiguration.cors = configuration.cors
+        restConfiguration.idleTimeout = configuration.httpIdleTimeout
         var hummingbirdLogger = Logger(label: "HTTP")
         hummingbirdLogger.logLevel = .critical
         func application(_ address: ListenAddress, admin: Bool) -> some Service {

@@ -52,6 +52,26 @@ import TestSupport
         #expect(!secret.verifyAccept(nil, dialProof: dial, nodeID: "n2", database: "db", binding: certificate))
     }
 
+    /// A member whose wall clock jumped is told so, not that it lacks the secret.
+    @Test func authenticProofFromAFarClockIsRefusedForTheClock() throws {
+        let now = Date()
+        let ahead = secret.dialProof(nodeID: "n1", database: "db", binding: certificate, now: now + 3 * 3600)
+        #expect(!secret.verifyDial(ahead, nodeID: "n1", database: "db", binding: certificate, now: now))
+        let skew = secret.dialSkew(ahead, nodeID: "n1", database: "db", binding: certificate, now: now)
+        #expect(skew.map { abs($0 - 3 * 3600) < 2 } == true, "\(String(describing: skew))")
+        #expect(secret.dialSkew(ahead, nodeID: "n1", database: "db", binding: certificate, now: now + 3 * 3600) == nil, "in time")
+        #expect(MeshSecret("another secret").dialSkew(ahead, nodeID: "n1", database: "db", binding: certificate, now: now) == nil)
+        #expect(secret.dialSkew(ahead, nodeID: "n2", database: "db", binding: certificate, now: now) == nil)
+
+        let test = try TestStore()
+        let security = DatabaseSecurity(store: test.store, syncFunction: nil, meshSecret: secret, meshRequiresTLS: true)
+        let behind = secret.dialProof(nodeID: "n1", database: test.store.name, binding: certificate, now: Date() - 2 * 86400)
+        let refusal = security.meshRefusal(nodeID: "n1", proof: behind, binding: certificate)
+        #expect(refusal?.contains("clocks of this node and the dialing node differ by -1728") == true, "\(refusal ?? "nil")")
+        let forged = MeshSecret("wrong secret").dialProof(nodeID: "n1", database: test.store.name, binding: certificate, now: Date() - 86400)
+        #expect(security.meshRefusal(nodeID: "n1", proof: forged, binding: certificate) == DatabaseSecurity.meshSecretMissing)
+    }
+
     @Test func databaseSecurityAcceptsEachProofOnceAndCanRequireTLS() throws {
         let test = try TestStore()
         let security = DatabaseSecurity(store: test.store, syncFunction: nil, meshSecret: secret, meshRequiresTLS: true)

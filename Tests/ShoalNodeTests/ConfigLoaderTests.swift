@@ -58,6 +58,13 @@ import TestSupport
         #expect(throws: ConfigLoader.ConfigError.self) { try ConfigLoader.load(text: "{\"sync\": `never closed}") }
     }
 
+    @Test func httpIdleTimeout() throws {
+        #expect(NodeConfiguration().httpIdleTimeout == .seconds(30))
+        #expect(try ConfigLoader.load(text: #"{"httpIdleTimeout": 2.5}"#).configuration.httpIdleTimeout == .milliseconds(2500))
+        #expect(try ConfigLoader.load(text: #"{"httpIdleTimeout": 0}"#).configuration.httpIdleTimeout == nil)
+        #expect(throws: ConfigLoader.ConfigError.self) { try ConfigLoader.load(text: #"{"httpIdleTimeout": "soon"}"#) }
+    }
+
     @Test func shoalKeysAndDefaults() throws {
         let loaded = try ConfigLoader.load(text: """
             {"interface": "127.0.0.1:7000", "adminInterface": ":7001", "data": "/tmp/x", "maxRequestBytes": 1000,
