@@ -108,7 +108,20 @@ import TestSupport
             let events = result.text.components(separatedBy: "\n\n").filter { !$0.isEmpty }
             let changes = events.filter { !$0.hasPrefix("event: heartbeat") }
             #expect(changes.count == 3, "\(result.text)")
-            #expect(events.contains { $0.hasPrefix("event: heartbeat") }, "\(result.text)")
+            // An idle stream carries heartbeat events (read from a stream with nothing to
+            // send, so that no scheduling delay can skip them).
+            let port = node.ports.publicPort
+            let heartbeat: String = try await offThePool {
+                let socket = try RawSocket(port: port, timeout: 10)
+                try socket.write(Array("GET /db/_changes?feed=eventsource&since=now&heartbeat=50 HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+                _ = try socket.readHead()
+                var text = ""
+                while !text.contains("event: heartbeat"), let chunk = try socket.readChunk() {
+                    text += String(decoding: chunk, as: UTF8.self)
+                }
+                return text
+            }
+            #expect(heartbeat.contains("event: heartbeat"), "\(heartbeat)")
             for (index, (event, id)) in zip(changes, ["a", "b", "c"]).enumerated() {
                 let lines = event.split(separator: "\n")
                 #expect(lines.first == "id: \(index + 1)")
