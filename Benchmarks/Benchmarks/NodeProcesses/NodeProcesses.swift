@@ -224,6 +224,9 @@ let benchmarks: @Sendable () -> Void = {
             if direction == "push" { try await source().node.removeReplication(id) }
         } setup: {
             _ = try await source()
+        } teardown: {
+            await sharedSource?.node.stop()
+            sharedSource = nil
         }
     }
 
