@@ -9,6 +9,29 @@ const HEIGHT = 440;
 const RADIUS = 26;
 let selected = null;
 
+/** The previous sample of each link's counters, for rates (per second). */
+const samples = new Map();
+
+/** Docs and bytes per second over a link since the last status that listed it. */
+function rates(peer) {
+  const key = `${peer.node_id || peer.address}|${peer.role}`;
+  const now = performance.now();
+  const counters = [peer.docs_pushed, peer.docs_pulled, peer.bytes_sent, peer.bytes_received].map(n => Number(n) || 0);
+  const previous = samples.get(key);
+  if (!previous || now - previous.time > 250) samples.set(key, { time: now, counters, rates: previous?.rates });
+  if (!previous) return null;
+  if (now - previous.time <= 250) return previous.rates || null;
+  const seconds = (now - previous.time) / 1000;
+  const result = counters.map((value, index) => Math.max(0, value - previous.counters[index]) / seconds);
+  samples.get(key).rates = result;
+  return result;
+}
+
+function perSecond(value, unit) {
+  if (value === undefined || value === null) return "–";
+  return unit === "B" ? `${bytes(Math.round(value))}/s` : `${value < 10 ? value.toFixed(1) : Math.round(value)}/s`;
+}
+
 function linkState(peer) {
   if (peer.state === "connected" || peer.state === "running" || peer.state === "idle") return "connected";
   if (peer.state === "reconnecting" || peer.state === "starting") return "reconnecting";
@@ -93,7 +116,7 @@ function drawGraph(status, group, onSelect) {
     if (!link.peer) return line;
     const peer = link.peer;
     const label = link.state === "connected"
-      ? `lag ${peer.sequences_behind ?? "?"} · ↑${peer.docs_pushed} ↓${peer.docs_pulled} docs`
+      ? `lag ${peer.sequences_behind ?? "?"} · ↑${perSecond(rates(peer)?.[0])} ↓${perSecond(rates(peer)?.[1])} docs`
       : `${peer.state}${peer.last_heard_seconds_ago !== undefined ? ` · heard ${ago(peer.last_heard_seconds_ago)}` : ""}`;
     return [line, s("text", { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 8, class: "link-label", "text-anchor": "middle" }, label)];
   });
@@ -148,6 +171,8 @@ function details(status, group) {
     ["Last heard", ago(peer.last_heard_seconds_ago)],
     ["Lag", peer.sequences_behind !== undefined ? `${peer.sequences_behind} sequences` : "not known"],
     ["Docs", `pushed ${peer.docs_pushed}, pulled ${peer.docs_pulled}`],
+    ["Throughput", `↑ ${perSecond(rates(peer)?.[0])} docs, ↓ ${perSecond(rates(peer)?.[1])} docs; `
+      + `sent ${perSecond(rates(peer)?.[2], "B")}, received ${perSecond(rates(peer)?.[3], "B")}`],
     ["Traffic", `sent ${bytes(peer.bytes_sent)}, received ${bytes(peer.bytes_received)}`],
     ["Its peers", reported ? reported.map(shortID).join(", ") || "none" : "not reported"],
     ["Last error", peer.last_error || "–"],
