@@ -52,6 +52,13 @@ extension DocumentStore {
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         removeRekeyLeftovers(path: path)
+        // Every connection of the process goes through the same default VFS, plain files
+        // included: a plain database opened before the encrypting VFS existed and rekeyed
+        // later would otherwise have connections on two VFSes (SQLite: disk I/O error).
+        let registered = shoal_crypt_register()
+        guard registered == SQLITE_OK else {
+            throw StoreError(.storage, reason: "cannot register the encrypting SQLite VFS (SQLite error \(registered))")
+        }
         var cipher: DatabaseCipher?
         do throws(EncryptionError) {
             if let secret = configuration.encryption {

@@ -148,6 +148,31 @@ import Glibc
         try await ShoalProcess.run(arguments, environment: environment)
     }
 
+    /// A node process that has only ever opened plain databases encrypts one through the
+    /// admin API (the encrypting VFS did not exist yet when it opened the file: its
+    /// connections must still all be on one VFS, or SQLite reports a disk I/O error).
+    @Test func aPlainNodeProcessEncryptsItsDatabaseThroughTheAdminAPI() async throws {
+        let directory = TemporaryDirectory(prefix: "shoal-plain-rekey")
+        defer { directory.remove() }
+        let keys = TemporaryDirectory(prefix: "shoal-keys")
+        defer { keys.remove() }
+        let key = try Self.keyFile(keys, "a")
+        let node = try await ShoalProcess.start(dataDirectory: directory.path)
+        for index in 0..<20 {
+            #expect(try await node.request("PUT", "/db/d\(index)", body: Array("{\"i\":\(index)}".utf8)).status == 201)
+        }
+        let rekey = try await node.request("POST", "/db/_rekey", body: Array("{\"key_file\": \"\(key)\"}".utf8), admin: true)
+        #expect(rekey.status == 200, "\(rekey.text)")
+        #expect(try await node.request("PUT", "/db/after", body: Array("{\"a\":1}".utf8)).status == 201)
+        node.signal(SIGTERM)
+        #expect(await node.waitForExit() == 0)
+        let reopened = try await ShoalProcess.start(dataDirectory: directory.path, arguments: ["--encryption-key-file", key])
+        #expect(try await reopened.request("GET", "/db/d7").json["i"] == 7)
+        #expect(try await reopened.request("GET", "/db/after").json["a"] == 1)
+        reopened.signal(SIGTERM)
+        #expect(await reopened.waitForExit() == 0)
+    }
+
     @Test func theCLIRefusesAWrongOrMissingKeyWithStatus64() async throws {
         let directory = TemporaryDirectory(prefix: "shoal-enc")
         defer { directory.remove() }
