@@ -19,6 +19,9 @@ public struct DocumentListing: Sendable, Equatable {
 /// (a view's map function).
 public struct DocumentText: Sendable {
     public let docID: String
+    /// The document's number in this database: given when the document is first stored and
+    /// kept for its life (a purged document's number may be given again to a new one).
+    public let number: Int64
     public let sequence: UInt64
     public let tree: RevTree
     /// The winner's body as stored JSON text (an object); nil for a tombstone without one.
@@ -61,16 +64,35 @@ extension DocumentStore {
         }
     }
 
-    /// `changes(since:limit:)` with the bodies as stored JSON text, not decoded.
-    public func changedTexts(since: UInt64, limit: Int) async throws(StoreError) -> [DocumentText] {
+    /// `changes(since:limit:)` with the bodies as stored JSON text, not decoded. The batch
+    /// ends early once its bodies reach `maxBytes` (it always holds at least one document).
+    public func changedTexts(since: UInt64, limit: Int, maxBytes: Int = .max) async throws(StoreError) -> [DocumentText] {
         try await read { db in
             let (sql, arguments) = Self.feedQuery(
-                columns: "key, seq, tree, body", since: since, limit: limit, docIDs: nil, activeOnly: false)
-            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { row in
-                DocumentText(
-                    docID: row[0], sequence: UInt64(row[1] as Int64), tree: try Self.tree(row),
-                    body: (row[3] as Data?).map { [UInt8]($0) })
+                columns: "key, seq, tree, body, id", since: since, limit: limit, docIDs: nil, activeOnly: false)
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
+            var texts: [DocumentText] = []
+            var bytes = 0
+            while bytes < maxBytes, let row = try rows.next() {
+                let body = (row[3] as Data?).map { [UInt8]($0) }
+                bytes += body?.count ?? 0
+                texts.append(DocumentText(
+                    docID: row[0], number: row[4], sequence: UInt64(row[1] as Int64), tree: try Self.tree(row), body: body))
             }
+            return texts
+        }
+    }
+
+    /// The numbers (`DocumentText.number`) of those of `docIDs` that are stored, purged ones
+    /// left out.
+    public func documentNumbers(_ docIDs: [String]) async throws(StoreError) -> [String: Int64] {
+        try await read { db in
+            var numbers: [String: Int64] = [:]
+            let statement = try db.cachedStatement(sql: "SELECT id FROM docs WHERE key = ?")
+            for docID in docIDs {
+                if let number = try Int64.fetchOne(statement, arguments: [docID]) { numbers[docID] = number }
+            }
+            return numbers
         }
     }
 

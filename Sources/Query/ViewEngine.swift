@@ -21,7 +21,7 @@ public actor ViewEngine {
         /// Bring known indexes up to date in the background after every commit.
         public var updatesInBackground: Bool
 
-        public init(timeout: Duration = .seconds(2), batchSize: Int = 500, updatesInBackground: Bool = true) {
+        public init(timeout: Duration = .seconds(2), batchSize: Int = 2_000, updatesInBackground: Bool = true) {
             self.timeout = timeout
             self.batchSize = batchSize
             self.updatesInBackground = updatesInBackground

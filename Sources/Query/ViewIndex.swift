@@ -84,35 +84,53 @@ public actor ViewIndex {
 
     private func catchUp(to goal: UInt64) async throws {
         try await removePurged()
-        // A pipeline of two: the next batch is read and mapped (on the view's JavaScript
-        // thread) while the previous one's rows are written (on the store's writer).
-        var mappedUpTo = state.sequence
+        // A pipeline of three: while one batch is mapped (on the view's JavaScript thread),
+        // the next one is read (on a reader connection) and the previous one's rows are
+        // written (on the store's writer).
+        // An index that is empty as the update starts holds rows only for documents this
+        // update wrote: the others need no lookup of old rows.
+        var written: Set<Int64>? = state.rowCount == 0 ? [] : nil
+        var reading: Task<[DocumentText], any Error>? = state.sequence < goal ? read(after: state.sequence) : nil
         var writing: Task<Void, any Error>?
         do {
-            while mappedUpTo < goal {
-                let changes: [DocumentText]
-                do {
-                    changes = try await store.changedTexts(since: mappedUpTo, limit: batchSize)
-                } catch {
-                    throw ViewError.storage(error)
-                }
+            while let next = reading {
+                let changes = try await next.value
                 guard let last = changes.last else {
                     // Nothing committed past our sequence yet (the goal may be a sequence
                     // still committing): stop here, a later update goes on.
+                    reading = nil
                     break
                 }
-                let batch = try await map(changes)
+                reading = last.sequence < goal ? read(after: last.sequence) : nil
+                let batch = try await map(changes, written: written)
+                if written != nil { written!.formUnion(changes.lazy.map(\.number)) }
                 try await writing?.value
                 writing = Task { try await self.write(batch, upTo: last.sequence) }
-                mappedUpTo = last.sequence
             }
             try await writing?.value
         } catch {
-            // Never leave a write running behind a failed update.
+            // Never leave a read or a write running behind a failed update.
+            reading?.cancel()
+            _ = await reading?.result
             _ = await writing?.result
             throw error
         }
         if definition.reduce != nil { try await flushGroups() }
+    }
+
+    /// Documents per batch are also bounded by their bodies' size.
+    static let batchBytes = 8 << 20
+
+    /// Starts reading the batch of changes after `sequence`.
+    private func read(after sequence: UInt64) -> Task<[DocumentText], any Error> {
+        let (store, limit) = (self.store, batchSize)
+        return Task {
+            do {
+                return try await store.changedTexts(since: sequence, limit: limit, maxBytes: Self.batchBytes)
+            } catch let error as StoreError {
+                throw ViewError.storage(error)
+            }
+        }
     }
 
     /// Drops the rows of documents purged whole since the index last looked (a purged
@@ -123,13 +141,14 @@ public actor ViewIndex {
         guard purgeSequence > state.purgeSequence else { return }
         let index = id
         do {
-            let ids = try await store.auxiliaryRead { db in try ViewStorage.documentIDs(db, index: index) }
+            let indexed = try await store.auxiliaryRead { db in try ViewStorage.documents(db, index: index) }
             var gone: [ViewStorage.DocumentRows] = []
-            for start in stride(from: 0, to: ids.count, by: 500) {
-                let chunk = Array(ids[start..<min(start + 500, ids.count)])
-                let found = try await store.documents(chunk, includeBodies: false)
-                for (docID, listing) in zip(chunk, found) where listing == nil {
-                    gone.append(ViewStorage.DocumentRows(docID: docID, rows: []))
+            for start in stride(from: 0, to: indexed.count, by: 500) {
+                let chunk = indexed[start..<min(start + 500, indexed.count)]
+                let numbers = try await store.documentNumbers(chunk.map(\.docID))
+                // Gone, or purged and stored again under a new number.
+                for document in chunk where numbers[document.docID] != document.number {
+                    gone.append(ViewStorage.DocumentRows(docID: document.docID, number: document.number, rows: []))
                 }
             }
             let (sequence, reduces, removed) = (state.sequence, definition.reduce != nil, gone)
@@ -151,18 +170,19 @@ public actor ViewIndex {
         let mapErrors: Int
     }
 
-    /// Maps one batch, off any transaction.
-    private func map(_ changes: [DocumentText]) async throws -> MappedBatch {
+    /// Maps one batch, off any transaction. `written` (when the update started on an empty
+    /// index) holds the documents that can have rows: the others skip the lookup.
+    private func map(_ changes: [DocumentText], written: Set<Int64>?) async throws -> MappedBatch {
         var documents: [[UInt8]] = []
-        var mapped: [String] = []
-        var removed: [String] = []
+        var mapped: [DocumentText] = []
+        var removed: [DocumentText] = []
         for listing in changes {
             if DesignDocument.isDesign(listing.docID) || listing.deleted || listing.body == nil {
-                removed.append(listing.docID)
+                removed.append(listing)
                 continue
             }
             documents.append(Self.mapInput(listing, body: listing.body!))
-            mapped.append(listing.docID)
+            mapped.append(listing)
         }
         var results: [Result<[(key: JSON, value: JSON)], JSError>] = []
         if !documents.isEmpty {
@@ -175,19 +195,24 @@ public actor ViewIndex {
                 throw failure
             }
         }
-        var rows = removed.map { ViewStorage.DocumentRows(docID: $0, rows: []) }
+        func rows(_ listing: DocumentText, _ emitted: [(key: JSON, value: JSON)]) -> ViewStorage.DocumentRows {
+            ViewStorage.DocumentRows(
+                docID: listing.docID, number: listing.number, rows: emitted,
+                hasRows: written?.contains(listing.number) ?? true)
+        }
+        var batch = removed.map { rows($0, []) }
         var errors = 0
-        for (docID, result) in zip(mapped, results) {
+        for (listing, result) in zip(mapped, results) {
             switch result {
             case .success(let emitted):
-                rows.append(ViewStorage.DocumentRows(docID: docID, rows: emitted))
+                batch.append(rows(listing, emitted))
             case .failure(let error):
                 errors += 1
-                logger.warning("view map function threw for \(docID), skipped: \(error.message)")
-                rows.append(ViewStorage.DocumentRows(docID: docID, rows: []))
+                logger.warning("view map function threw for \(listing.docID), skipped: \(error.message)")
+                batch.append(rows(listing, []))
             }
         }
-        return MappedBatch(documents: rows, mapErrors: errors)
+        return MappedBatch(documents: batch, mapErrors: errors)
     }
 
     /// Writes one mapped batch's rows in one transaction and advances the index to `sequence`.

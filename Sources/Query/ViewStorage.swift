@@ -22,6 +22,7 @@ enum ViewStorage {
     static let storedLevels = 2
 
     static func createTables(_ db: Database) throws {
+        try dropRowsWithoutDocumentNumbers(db)
         try db.execute(sql: """
             CREATE TABLE IF NOT EXISTS view_indexes (
                 id INTEGER PRIMARY KEY,
@@ -38,9 +39,10 @@ enum ViewStorage {
                 n INTEGER NOT NULL,
                 key BLOB NOT NULL,
                 value BLOB NOT NULL,
+                docnum INTEGER NOT NULL,
                 PRIMARY KEY (view, sortkey, docid, n)
             ) WITHOUT ROWID;
-            CREATE INDEX IF NOT EXISTS view_rows_by_doc ON view_rows(view, docid);
+            CREATE INDEX IF NOT EXISTS view_rows_by_number ON view_rows(view, docnum);
             CREATE TABLE IF NOT EXISTS view_groups (
                 view INTEGER NOT NULL,
                 level INTEGER NOT NULL,
@@ -71,6 +73,20 @@ enum ViewStorage {
         }
     }
 
+    /// Indexes made before rows carried their document's number (`docnum`, found by an
+    /// index that grows at its end while a build follows the changes feed, where the older
+    /// `(view, docid)` index took writes all over the file) are emptied: they rebuild on
+    /// their next query, as CouchDB rebuilds an index of an older format.
+    private static func dropRowsWithoutDocumentNumbers(_ db: Database) throws {
+        guard try db.tableExists("view_rows") else { return }
+        let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(view_rows)").map { $0["name"] as String }
+        guard !columns.contains("docnum") else { return }
+        for table in ["view_rows", "view_groups", "view_blocks", "view_dirty"] {
+            try db.execute(sql: "DROP TABLE IF EXISTS \(table)")
+        }
+        try db.execute(sql: "UPDATE view_indexes SET seq = 0, row_count = 0, map_errors = 0")
+    }
+
     /// The index row of `signature`, created empty if missing: (id, seq, rowCount, mapErrors).
     static func openIndex(_ db: Database, signature: String) throws -> IndexState {
         try db.execute(sql: "INSERT OR IGNORE INTO view_indexes(signature) VALUES (?)", arguments: [signature])
@@ -90,9 +106,10 @@ enum ViewStorage {
         var purgeSequence: Int
     }
 
-    /// The documents that have rows in the index.
-    static func documentIDs(_ db: Database, index: Int64) throws -> [String] {
-        try String.fetchAll(db, sql: "SELECT DISTINCT docid FROM view_rows WHERE view = ?", arguments: [index])
+    /// The documents that have rows in the index, with their numbers.
+    static func documents(_ db: Database, index: Int64) throws -> [(docID: String, number: Int64)] {
+        try Row.fetchAll(db, sql: "SELECT DISTINCT docid, docnum FROM view_rows WHERE view = ?", arguments: [index])
+            .map { ($0[0], $0[1]) }
     }
 
     static func setPurgeSequence(_ db: Database, index: Int64, to purgeSequence: Int) throws {
@@ -102,7 +119,11 @@ enum ViewStorage {
     /// One document's new rows (nil: the document is gone or not mapped).
     struct DocumentRows: Sendable {
         let docID: String
+        /// The document's number (`DocumentText.number`), under which its rows are found.
+        let number: Int64
         let rows: [(key: JSON, value: JSON)]
+        /// False when the document is known to have no rows yet (no lookup needed).
+        var hasRows = true
     }
 
     /// Replaces the rows of the given documents, marks the changed keys dirty (when the
@@ -110,15 +131,15 @@ enum ViewStorage {
     static func apply(
         _ db: Database, index: Int64, documents: [DocumentRows], sequence: UInt64, mapErrors: Int, reduces: Bool
     ) throws -> (rowDelta: Int64, total: Int64) {
-        let delete = try db.cachedStatement(sql: "DELETE FROM view_rows WHERE view = ? AND docid = ? RETURNING sortkey, n, key")
+        let delete = try db.cachedStatement(sql: "DELETE FROM view_rows WHERE view = ? AND docnum = ? RETURNING sortkey, n, key")
         let insert = try db.cachedStatement(
-            sql: "INSERT OR REPLACE INTO view_rows(view, sortkey, docid, n, key, value) VALUES (?, ?, ?, ?, ?, ?)")
+            sql: "INSERT OR REPLACE INTO view_rows(view, sortkey, docid, n, key, value, docnum) VALUES (?, ?, ?, ?, ?, ?, ?)")
         let dirty = try db.cachedStatement(sql: "INSERT OR IGNORE INTO view_dirty(view, sortkey, key) VALUES (?, ?, ?)")
         var blocks = try ViewBlocks.load(db, view: index)
         var delta: Int64 = 0
         for document in documents {
             let docID = Array(document.docID.utf8)
-            for row in try Row.fetchAll(delete, arguments: [index, document.docID]) {
+            for row in document.hasRows ? try Row.fetchAll(delete, arguments: [index, document.number]) : [] {
                 let sortKey: Data = row[0]
                 blocks.add(ViewBlocks.Bound(sortKey: [UInt8](sortKey), docID: docID, n: row[1]), delta: -1)
                 if reduces { try dirty.execute(arguments: [index, sortKey, row[2] as Data]) }
@@ -127,7 +148,9 @@ enum ViewStorage {
             for (n, row) in document.rows.enumerated() {
                 let sortKey = ViewCollation.sortKey(row.key)
                 let keyBytes = Data(row.key.canonicalBytes())
-                try insert.execute(arguments: [index, Data(sortKey), document.docID, n, keyBytes, Data(row.value.canonicalBytes())])
+                try insert.execute(arguments: [
+                    index, Data(sortKey), document.docID, n, keyBytes, Data(row.value.canonicalBytes()), document.number,
+                ])
                 blocks.add(ViewBlocks.Bound(sortKey: sortKey, docID: docID, n: Int64(n)), delta: 1)
                 if reduces { try dirty.execute(arguments: [index, Data(sortKey), keyBytes]) }
             }

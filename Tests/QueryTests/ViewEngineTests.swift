@@ -70,6 +70,84 @@ import TestSupport
         #expect(reduced(try await views.query(design: "app", view: "v", query: ViewQuery())) == [ReducedRow(key: .null, value: 4)])
     }
 
+    /// Rows are found by the document's number: a document purged and stored again gets a
+    /// new number, and a new document may get a purged one's number; neither may keep or
+    /// lose the wrong rows.
+    @Test func documentsPurgedAndStoredAgainKeepOnlyTheirNewRows() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        let store = test.store
+        try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc._id, doc.n); }"]]])
+        for i in 0..<6 { try await store.put("d\(i)", ["n": .int(Int64(i))]) }
+        let views = engine(test)
+        #expect(rows(try await views.query(design: "app", view: "v", query: ViewQuery())).count == 6)
+        // d5 has the highest number: a new document takes it again. d2 comes back under a new one.
+        _ = try await store.purge([(docID: "d5", revs: nil), (docID: "d2", revs: nil)])
+        try await store.put("e", ["n": 50])
+        try await store.put("d2", ["n": 20])
+        let after = rows(try await views.query(design: "app", view: "v", query: ViewQuery()))
+        #expect(after.map { $0["id"] } == ["d0", "d1", "d2", "d3", "d4", "e"])
+        #expect(after.map { $0["value"] } == [0, 1, 20, 3, 4, 50])
+        #expect(await (try views.index(design: "app", view: "v")).rowCount == 6)
+    }
+
+    /// A document edited while an index is built from scratch is mapped twice in one
+    /// update when its new sequence lands in the build's last batch: its first rows must
+    /// go (the build skips row lookups only for documents it has not written yet).
+    @Test func documentsEditedDuringAFirstBuildKeepOneRow() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        let store = test.store
+        try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.n, null); }"]]])
+        let count = 2_000
+        _ = try await store.save(batch: (0..<count).map { i in
+            DocumentUpdate(docID: "d\(i)", body: ["n": .int(Int64(i))], mode: .edit(parent: nil))
+        })
+        // Sequences 1 (the design) to 2001; batches of 2 are (1, 2) … (2001, 2002): the
+        // last one also reads the edit below, made once d0 (sequence 2) is indexed.
+        let views = ViewEngine(store: store, options: .init(timeout: .seconds(2), batchSize: 2, updatesInBackground: false))
+        let index = try await views.index(design: "app", view: "v")
+        let build = Task { try await index.update() }
+        while await index.sequence < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await index.sequence < UInt64(count), "the build ended before the edit")
+        let parent = try await store.revision("d0").1.revID
+        try await store.put("d0", ["n": -1], parent: parent)
+        try await build.value
+        #expect(await index.sequence == UInt64(count + 2), "the last batch did not read the edit")
+        var query = ViewQuery()
+        query.update = .false
+        let result = rows(try await views.query(design: "app", view: "v", query: query))
+        #expect(result.count == count)
+        #expect(result.filter { $0["id"] == "d0" }.map { $0["key"] } == [-1])
+    }
+
+    /// Indexes written before rows carried document numbers are emptied and rebuilt.
+    @Test func indexesOfTheOlderFormatRebuild() async throws {
+        let test = try TestStore(inMemory: true)
+        defer { test.destroy() }
+        let store = test.store
+        let map = "function(doc) { emit(doc.n, null); }"
+        try await store.put("_design/app", ["views": ["v": ["map": .string(map)]]])
+        for i in 0..<3 { try await store.put("d\(i)", ["n": .int(Int64(i))]) }
+        let signature = ViewDefinition(map: map).signature
+        let last = Int64(store.lastSequence)
+        try await store.auxiliaryWrite { db in
+            try db.execute(sql: """
+                CREATE TABLE view_indexes (id INTEGER PRIMARY KEY, signature TEXT NOT NULL UNIQUE,
+                    seq INTEGER NOT NULL DEFAULT 0, row_count INTEGER NOT NULL DEFAULT 0,
+                    map_errors INTEGER NOT NULL DEFAULT 0, purge_seq INTEGER NOT NULL DEFAULT 0);
+                CREATE TABLE view_rows (view INTEGER NOT NULL, sortkey BLOB NOT NULL, docid TEXT NOT NULL,
+                    n INTEGER NOT NULL, key BLOB NOT NULL, value BLOB NOT NULL,
+                    PRIMARY KEY (view, sortkey, docid, n)) WITHOUT ROWID;
+                CREATE INDEX view_rows_by_doc ON view_rows(view, docid);
+                """)
+            try db.execute(sql: "INSERT INTO view_indexes(id, signature, seq, row_count) VALUES (1, ?, ?, 1)", arguments: [signature, last])
+            try db.execute(sql: "INSERT INTO view_rows VALUES (1, x'01', 'stale', 0, x'6e756c6c', x'6e756c6c')")
+        }
+        let result = rows(try await engine(test).query(design: "app", view: "v", query: ViewQuery()))
+        #expect(result.map { $0["id"] } == ["d0", "d1", "d2"])
+    }
+
     @Test func mapErrorsSkipTheDocumentOnly() async throws {
         let test = try TestStore(inMemory: true)
         defer { test.destroy() }

@@ -88,13 +88,24 @@ case "view-build":
         }
         try await fixture.saveBatch(updates)
     }
-    let engine = ViewEngine(store: fixture.store, options: .init(updatesInBackground: false))
+    var options = ViewEngine.Options(updatesInBackground: false)
+    if let batch = ProcessInfo.processInfo.environment["SHOAL_VIEW_BATCH"].flatMap(Int.init) { options.batchSize = batch }
+    let engine = ViewEngine(store: fixture.store, options: options)
     let index = try await engine.index(for: ViewDefinition(map: "function(doc) { emit(doc.k, null); }"), viewName: "v")
+    print("view build starts, pid \(getpid())")
+    fflush(nil)
+    if let pause = ProcessInfo.processInfo.environment["SHOAL_PROFILE_PAUSE"], let seconds = Double(pause) {
+        try await Task.sleep(for: .seconds(seconds))
+    }
     var cpu = cpuSeconds()
     var start = ContinuousClock.now
     try await index.update()
     report("view build", docs: all.count, ContinuousClock.now - start)
     print(String(format: "view build CPU: %.2f s", cpuSeconds() - cpu))
+    fflush(nil)
+    if let pause = ProcessInfo.processInfo.environment["SHOAL_PROFILE_PAUSE"], let seconds = Double(pause) {
+        try await Task.sleep(for: .seconds(seconds))
+    }
     let raw = try RawSQLiteFixture(durability: .normal)
     cpu = cpuSeconds()
     start = ContinuousClock.now
