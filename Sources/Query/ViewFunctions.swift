@@ -1,29 +1,45 @@
 import DocumentModel
+import Foundation
 import JSEngine
 import Logging
 
 /// The compiled JavaScript of one view: its map function (with `emit`) and its reduce.
 ///
-/// `ViewFunctions` owns the Duktape heaps of a view (one per function, each on its own
-/// thread, so a runaway map never runs on a thread that serves writes or other queries)
+/// `ViewFunctions` owns the Duktape heaps of a view (each on its own thread, so a runaway
+/// map never runs on a thread that serves writes or other queries): the map function is
+/// compiled into `mapHeaps` heaps (two on a machine with two or more cores) so that an
+/// index build maps two batches at once, as CouchDB runs several JavaScript processes)
 /// and the helpers CouchDB gives view code: `emit(key, value)`, `log(…)`, `sum(array)`,
 /// `isArray(v)`, `toJSON(v)`. `emit` collects rows inside the heap and a map call returns
 /// them all at once (one JSON text per document, no host call per row). Functions run under
 /// `timeout` per document; one that overruns wedges this `ViewFunctions` for good (every
 /// later call fails at once).
 public final class ViewFunctions: Sendable {
-    let map: JSFunction
+    let maps: [JSFunction]
     public let reduce: ReduceFunction?
 
+    /// Heaps a view's map function is compiled into by default: batches mapped at once.
+    public static let defaultMapHeaps = min(2, max(1, ProcessInfo.processInfo.activeProcessorCount))
+
+    /// How many batches can be mapped at once (one per heap).
+    public var mapHeaps: Int { maps.count }
+
     /// Compiles `definition`. Throws `ViewError.compile` with the engine's message.
-    public init(_ definition: ViewDefinition, viewName: String, timeout: Duration = .seconds(2), logger: Logger? = nil) throws(ViewError) {
+    public init(
+        _ definition: ViewDefinition, viewName: String, timeout: Duration = .seconds(2), mapHeaps: Int = defaultMapHeaps,
+        logger: Logger? = nil
+    ) throws(ViewError) {
         let options = JSFunction.Options(timeout: timeout, filename: "view \(viewName)")
         let log: HostFunction = { arguments, _ in
             logger?.info("view \(viewName) log: \(arguments.map(\.canonicalString).joined(separator: " "))")
             return nil
         }
         do {
-            map = try JSFunction(source: Self.wrappedMap(definition.map), globals: ["log": log], options: options)
+            var maps: [JSFunction] = []
+            for _ in 0..<max(1, mapHeaps) {
+                maps.append(try JSFunction(source: Self.wrappedMap(definition.map), globals: ["log": log], options: options))
+            }
+            self.maps = maps
         } catch {
             throw .compile(view: viewName, message: error.message)
         }
@@ -48,12 +64,12 @@ public final class ViewFunctions: Sendable {
 
     /// Compiles a view's functions and throws them away (design-document validation).
     static func compileCheck(_ definition: ViewDefinition, viewName: String) throws(ViewError) {
-        _ = try ViewFunctions(definition, viewName: viewName, timeout: .seconds(2))
+        _ = try ViewFunctions(definition, viewName: viewName, timeout: .seconds(2), mapHeaps: 1)
     }
 
     /// True once a function overran its budget: the index cannot be built any more.
     public var isWedged: Bool {
-        if map.isWedged { return true }
+        if maps.contains(where: \.isWedged) { return true }
         if case .javascript(let function)? = reduce { return function.isWedged }
         return false
     }
@@ -65,9 +81,10 @@ public final class ViewFunctions: Sendable {
     }
 
     /// `map(_:)` with each document given as the JSON text of a one-element array holding
-    /// it (`[{"_id":…}]`), as the index builds it from stored text.
-    public func map(texts: [[UInt8]]) async throws(JSError) -> [Result<[(key: JSON, value: JSON)], JSError>] {
-        try await map.call(jsonBatch: texts).map { result in
+    /// it (`[{"_id":…}]`), as the index builds it from stored text, on heap `heap` (modulo
+    /// `mapHeaps`): calls on different heaps run at once.
+    public func map(texts: [[UInt8]], heap: Int = 0) async throws(JSError) -> [Result<[(key: JSON, value: JSON)], JSError>] {
+        try await maps[heap % maps.count].call(jsonBatch: texts).map { result in
             result.map { emitted in
                 guard case .array(let rows) = emitted else { return [] }
                 return rows.map { row in

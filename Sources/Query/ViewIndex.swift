@@ -84,14 +84,16 @@ public actor ViewIndex {
 
     private func catchUp(to goal: UInt64) async throws {
         try await removePurged()
-        // A pipeline of three: while one batch is mapped (on the view's JavaScript thread),
-        // the next one is read (on a reader connection) and the previous one's rows are
-        // written (on the store's writer).
+        // A pipeline: while batches are mapped (one per JavaScript heap of the view, in
+        // parallel), the next one is read (on a reader connection) and the previous one's
+        // rows are written (on the store's writer). Rows are written in sequence order.
         // An index that is empty as the update starts holds rows only for documents this
         // update wrote: the others need no lookup of old rows.
         var written: Set<Int64>? = state.rowCount == 0 ? [] : nil
         var reading: Task<[DocumentText], any Error>? = state.sequence < goal ? read(after: state.sequence) : nil
+        var mapping: [(task: Task<MappedBatch, any Error>, upTo: UInt64)] = []
         var writing: Task<Void, any Error>?
+        var heap = 0
         do {
             while let next = reading {
                 let changes = try await next.value
@@ -102,20 +104,35 @@ public actor ViewIndex {
                     break
                 }
                 reading = last.sequence < goal ? read(after: last.sequence) : nil
-                let batch = try await map(changes, written: written)
+                let known = written.map { all in Set(changes.lazy.map(\.number).filter { all.contains($0) }) }
                 if written != nil { written!.formUnion(changes.lazy.map(\.number)) }
-                try await writing?.value
-                writing = Task { try await self.write(batch, upTo: last.sequence) }
+                let slot = heap
+                heap += 1
+                mapping.append((Task { try await self.map(changes, known: known, heap: slot) }, last.sequence))
+                if mapping.count >= functions.mapHeaps { try await writeFirst(of: &mapping, after: &writing) }
             }
+            while !mapping.isEmpty { try await writeFirst(of: &mapping, after: &writing) }
             try await writing?.value
         } catch {
-            // Never leave a read or a write running behind a failed update.
+            // Never leave a read, a map or a write running behind a failed update.
             reading?.cancel()
             _ = await reading?.result
+            for (task, _) in mapping { _ = await task.result }
             _ = await writing?.result
             throw error
         }
         if definition.reduce != nil { try await flushGroups() }
+    }
+
+    /// Waits for the first of the batches being mapped, then starts writing its rows once
+    /// the write under way (`writing`) is done.
+    private func writeFirst(
+        of mapping: inout [(task: Task<MappedBatch, any Error>, upTo: UInt64)], after writing: inout Task<Void, any Error>?
+    ) async throws {
+        let (task, upTo) = mapping.removeFirst()
+        let batch = try await task.value
+        try await writing?.value
+        writing = Task { try await self.write(batch, upTo: upTo) }
     }
 
     /// Documents per batch are also bounded by their bodies' size.
@@ -170,9 +187,10 @@ public actor ViewIndex {
         let mapErrors: Int
     }
 
-    /// Maps one batch, off any transaction. `written` (when the update started on an empty
-    /// index) holds the documents that can have rows: the others skip the lookup.
-    private func map(_ changes: [DocumentText], written: Set<Int64>?) async throws -> MappedBatch {
+    /// Maps one batch on JavaScript heap `heap`, off any transaction. `known` (when the
+    /// update started on an empty index) holds the documents that can have rows: the
+    /// others skip the lookup.
+    private func map(_ changes: [DocumentText], known: Set<Int64>?, heap: Int) async throws -> MappedBatch {
         var documents: [[UInt8]] = []
         var mapped: [DocumentText] = []
         var removed: [DocumentText] = []
@@ -187,7 +205,7 @@ public actor ViewIndex {
         var results: [Result<[(key: JSON, value: JSON)], JSError>] = []
         if !documents.isEmpty {
             do {
-                results = try await functions.map(texts: documents)
+                results = try await functions.map(texts: documents, heap: heap)
             } catch {
                 let failure = ViewError.functionFailed("map function of view \(signature.prefix(8)) failed: \(error.message)")
                 self.failure = failure
@@ -198,7 +216,7 @@ public actor ViewIndex {
         func rows(_ listing: DocumentText, _ emitted: [(key: JSON, value: JSON)]) -> ViewStorage.DocumentRows {
             ViewStorage.DocumentRows(
                 docID: listing.docID, number: listing.number, rows: emitted,
-                hasRows: written?.contains(listing.number) ?? true)
+                hasRows: known?.contains(listing.number) ?? true)
         }
         var batch = removed.map { rows($0, []) }
         var errors = 0
