@@ -218,6 +218,7 @@ let package = Package(
         .executableTarget(
             name: "shoal",
             dependencies: [
+                "BLIP",
                 "DocumentModel",
                 "DocumentStore",
                 "ShoalNode",

@@ -1,9 +1,7 @@
+import BLIP
 import DocumentModel
 import Foundation
 import Replication
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 extension MeshManager {
     /// Adds a static peer (`ws://host:port/db`) at run time and dials it.
@@ -42,9 +40,10 @@ extension MeshManager {
     /// The node ID a Shoal node reports in `GET /` (nil for other servers or errors).
     static func fetchNodeID(_ url: String) async -> String? {
         guard let target = ReplicationConfiguration.httpURL(forRemote: url, path: "/") else { return nil }
-        let request = URLRequest(url: target, timeoutInterval: 5)
-        guard let (data, _) = try? await URLSession.shared.data(for: request) else { return nil }
-        return (try? JSON.parse(data))?["node_id"]?.stringValue
+        guard let response = try? await PeerHTTPRequest(url: target, timeout: .seconds(5)).send(), response.status == 200 else {
+            return nil
+        }
+        return (try? JSON.parse(response.body))?["node_id"]?.stringValue
     }
 
     /// Whether to accept a link `nodeID` opens: not when this node is the rule's

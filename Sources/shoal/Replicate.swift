@@ -1,9 +1,7 @@
 import ArgumentParser
+import BLIP
 import DocumentModel
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `shoal replicate`: starts a replication on a running node through its admin API
 /// and, for a one-shot run, shows progress until it ends.
@@ -96,13 +94,10 @@ struct Replicate: AsyncParsableCommand {
 
     static func call(_ method: String, _ url: String, body: JSON? = nil) async throws -> (status: Int, json: JSON) {
         guard let target = URL(string: url) else { throw ValidationError("bad URL \(url)") }
-        var request = URLRequest(url: target, timeoutInterval: 30)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = Data(body.canonicalBytes())
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, (try? JSON.parse(data)) ?? .null)
+        let request = PeerHTTPRequest(
+            method: method, url: target, headers: body == nil ? [] : [("Content-Type", "application/json")],
+            body: body?.canonicalBytes(), timeout: .seconds(30))
+        let response = try await request.send()
+        return (response.status, (try? JSON.parse(response.body)) ?? .null)
     }
 }
