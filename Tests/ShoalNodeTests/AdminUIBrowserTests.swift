@@ -117,6 +117,12 @@ import TestSupport
                 "the resolution is labelled with A's resolver")
             #expect(try await page.evaluate("document.querySelector('#origin-legend')?.textContent.includes('resolver')") == true)
             try await shot("5b-document-resolved")
+            // On B, the same resolution arrived from A.
+            try await page.navigate("http://127.0.0.1:\(b.ports.adminPort)/_admin/db/db/doc/conflicted")
+            try await expectPage(
+                "[...document.querySelectorAll('#rev-tree .rev.deleted[data-origin=\"peer\"]')].some(n => n.dataset.originNode === '\(aID)')",
+                "on B the resolution is labelled as received from A")
+            try await shot("5c-document-resolved-on-b")
 
             // Sync function: deploy, test, and a document rejected by it.
             try await page.navigate("\(admin)/_admin/db/db/sync")

@@ -8,13 +8,13 @@ import { h, s, shortID } from "./dom.js";
 const COLUMN = 132;
 const ROW = 64;
 
-/** What an origin says, short: "resolver 1a2b3c4d", "peer 9f0c…", "local". */
+/** What an origin says, short: "resolver · 1a2b3c4d (this node)", "from 9f0c1d2e", "local". */
 export function originLabel(origin, selfID) {
   if (!origin) return "";
-  const node = origin.node ? (origin.node === selfID ? "this node" : shortID(origin.node)) : null;
+  const node = origin.node ? shortID(origin.node) + (origin.node === selfID ? " (this node)" : "") : null;
   if (origin.kind === "resolver") return `resolver · ${node || "?"}`;
-  if (origin.kind === "peer") return `from ${node || (origin.detail || "a client")}`;
-  return node && node !== "this node" ? `local · ${node}` : "local";
+  if (origin.kind === "peer") return `from ${node || origin.detail || "a client"}`;
+  return "local";
 }
 
 /** The legend for the origin colours (shown under the tree). */
@@ -56,7 +56,8 @@ export function revisionTree(tree, winner, onSelect, selfID) {
   };
   roots.sort(order).forEach((root, index) => place(root, index === 0 ? nextRow : ++nextRow));
   const leaves = new Set(placed.filter(node => node.children.length === 0).map(node => node.rev));
-  const width = Math.max(...placed.map(node => node.column)) * COLUMN + 160;
+  // Room right of the last column for its captions (the origin label is the longest).
+  const width = Math.max(...placed.map(node => node.column)) * COLUMN + 200;
   const height = (nextRow + 1) * ROW + 30;
   const x = node => 40 + node.column * COLUMN;
   const y = node => 30 + node.row * ROW;

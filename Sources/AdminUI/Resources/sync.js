@@ -36,7 +36,7 @@ export async function render({ main, db }) {
     mount(progress,
       h("div", { class: "toolbar small", style: "margin-top:10px" },
         h("strong", {}, `Resync ${state}`),
-        h("span", { class: "muted" }, `#${resync.run} · ${TRIGGERS[resync.trigger] || resync.trigger} · ${duration(elapsed)}`)),
+        h("span", { class: "muted" }, `#${resync.run} · ${TRIGGERS[resync.trigger] || resync.trigger} · ${elapsed < 1 ? `${Math.round(elapsed * 1000)} ms` : duration(elapsed)}`)),
       h("div", { class: "progress", role: "progressbar", "aria-valuenow": percent, "aria-valuemin": 0, "aria-valuemax": 100 },
         h("div", { style: `width:${percent}%${resync.status === "error" ? ";background:#cf222e" : ""}` })),
       h("div", { class: "small", "data-status": resync.status, id: "resync-counts" },
