@@ -23,12 +23,16 @@ extension DatabaseEndpoint {
 
     /// Streams `run`'s results as `feed`. `heartbeat` (ms, default 30 s for event
     /// streams) keeps idle connections open; `timeout` (ms, default 5 min) ends a
-    /// longpoll with the unchanged result.
-    func liveResponse(_ feed: LiveFeed, run: @escaping @Sendable () async throws -> JSON) throws(HTTPFailure) -> Response {
+    /// longpoll with the unchanged result. The query runs once before the answer
+    /// starts, so a query that fails gets its error status (as without `feed`), not a
+    /// `200` whose stream breaks off.
+    func liveResponse(_ feed: LiveFeed, run: @escaping @Sendable () async throws -> JSON) async throws -> Response {
         let asked: Duration? = try query.int("heartbeat").map { .milliseconds(max($0, 25)) }
         let heartbeat = asked ?? (feed == .eventsource ? .seconds(30) : nil)
         let timeout: Duration = try query.int("timeout").map { .milliseconds(max($0, 0)) } ?? .seconds(300)
         let store = self.store
+        let startSequence = store.committedSequence
+        let initial = (result: try await run(), sequence: startSequence)
         @Sendable func stamped(_ result: JSON, _ sequence: UInt64) -> JSON {
             guard case .object(var object) = result else { return result }
             object["update_seq"] = .int(Int64(sequence))
@@ -38,7 +42,8 @@ extension DatabaseEndpoint {
             // The feed ends when the node shuts down (its graceful shutdown waits for every
             // response to end): a longpoll then answers with the unchanged result.
             let events = Self.untilGracefulShutdown(
-                LiveQuery.events(store: store, heartbeat: feed == .longpoll ? (heartbeat ?? timeout) : heartbeat, run: run))
+                LiveQuery.events(
+                    store: store, heartbeat: feed == .longpoll ? (heartbeat ?? timeout) : heartbeat, initial: initial, run: run))
             let deadline = ContinuousClock.now + timeout
             var first: JSON?
             for try await event in events {

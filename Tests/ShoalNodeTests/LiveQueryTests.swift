@@ -111,6 +111,23 @@ import TestSupport
                                headers: ["Content-Type": "application/json"], admin: true).expectStatus(400)
     }
 
+    /// A live query that cannot run answers its error like the plain query does (here:
+    /// a sort no index serves), instead of a `200` whose stream breaks off.
+    @Test func aLiveQueryThatFailsAnswersItsError() async throws {
+        let node = try await TestNode.start()
+        defer { Task { await node.stop() } }
+        try await node.request("PUT", "/db/t1", json: ["type": "task", "complete": false, "createdAt": "1"], admin: true).expectStatus(201)
+        let plain = try await node.request("POST", "/db/_find", raw: Array(Self.query.utf8),
+                                           headers: ["Content-Type": "application/json"], admin: true)
+        #expect(plain.status == 400, "\(plain)")
+        for feed in ["longpoll", "continuous", "eventsource"] {
+            let live = try await node.request("GET", "/db/_find?feed=\(feed)&query=\(Self.encoded(Self.query))", admin: true)
+            #expect(live.status == plain.status && live.json["error"] == plain.json["error"], "\(feed): \(live)")
+        }
+        let view = try await node.request("GET", "/db/_design/missing/_view/v?feed=continuous", admin: true)
+        #expect(view.status == 404, "\(view)")
+    }
+
     /// A node with live queries open (`_find` and a view, as event streams, continuous
     /// lines and a longpoll, each with its default heartbeat and timeout) stops within a
     /// few seconds: the feeds end on the graceful shutdown instead of holding it (the
