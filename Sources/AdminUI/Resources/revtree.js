@@ -57,7 +57,7 @@ export function revisionTree(tree, winner, onSelect, selfID) {
   roots.sort(order).forEach((root, index) => place(root, index === 0 ? nextRow : ++nextRow));
   const leaves = new Set(placed.filter(node => node.children.length === 0).map(node => node.rev));
   // Room right of the last column for its captions (the origin label is the longest).
-  const width = Math.max(...placed.map(node => node.column)) * COLUMN + 200;
+  const width = Math.max(...placed.map(node => node.column)) * COLUMN + 260;
   const height = (nextRow + 1) * ROW + 30;
   const x = node => 40 + node.column * COLUMN;
   const y = node => 30 + node.row * ROW;
