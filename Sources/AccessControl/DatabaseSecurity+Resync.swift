@@ -2,6 +2,7 @@ import Crypto
 import DocumentModel
 import DocumentStore
 import Foundation
+import Synchronization
 
 extension DatabaseSecurity {
     /// The `info` key under which the database remembers which sync function produced
@@ -16,12 +17,46 @@ extension DatabaseSecurity {
     }
 
     /// Recomputes every document's channels and grants with the sync function in effect
-    /// (Sync Gateway's `_resync`) and remembers that function.
-    public func resync() async throws(StoreError) -> DocumentStore.ResyncResult {
-        let result = try await store.resync()
-        try await store.setInfoValue(Self.syncFingerprintKey, syncFingerprint)
-        return result
+    /// (Sync Gateway's `_resync`) and remembers that function. Its progress is
+    /// `resyncStatus` while it runs (`trigger` says why it runs, see `ResyncStatus`).
+    public func resync(trigger: String = "request") async throws(StoreError) -> DocumentStore.ResyncResult {
+        let run = resyncState.withLock { state -> Int in
+            let run = (state?.run ?? 0) + 1
+            state = ResyncStatus(run: run, trigger: trigger)
+            return run
+        }
+        // Only the latest run reports: an older one still going does not overwrite it.
+        let update: @Sendable ((inout ResyncStatus) -> Void) -> Void = { [self] change in
+            resyncState.withLock { state in
+                if state?.run == run { change(&state!) }
+            }
+        }
+        do throws(StoreError) {
+            let result = try await store.resync { done, total in
+                update { status in
+                    status.processed = done.processed
+                    status.changed = done.changed
+                    status.total = max(total, done.processed)
+                }
+            }
+            try await store.setInfoValue(Self.syncFingerprintKey, syncFingerprint)
+            update { status in
+                status.state = .completed
+                status.endTime = Date()
+            }
+            return result
+        } catch {
+            update { status in
+                status.state = .error
+                status.error = error.reason
+                status.endTime = Date()
+            }
+            throw error
+        }
     }
+
+    /// The latest resync since the node started (running or finished), nil for none.
+    public var resyncStatus: ResyncStatus? { resyncState.withLock { $0 } }
 
     /// At start: when the sync function differs from the one the stored access was
     /// computed with, resyncs (a fresh database just remembers the function). Returns
@@ -35,6 +70,6 @@ extension DatabaseSecurity {
             try await store.setInfoValue(Self.syncFingerprintKey, syncFingerprint)
             return nil
         }
-        return try await resync()
+        return try await resync(trigger: "start")
     }
 }

@@ -29,6 +29,8 @@ public final class DatabaseSecurity: Sendable {
     /// Verified credentials: user name → (SHA-256 of the password, the hash it matched),
     /// so Basic authentication on every request does not run PBKDF2 every time.
     let verified = Mutex<[String: (digest: [UInt8], hash: String)]>([:])
+    /// The latest resync (`resyncStatus`).
+    let resyncState = Mutex<ResyncStatus?>(nil)
 
     /// Installs `syncFunction` (nil: the default) as `store`'s gate.
     public init(

@@ -41,6 +41,8 @@ public final class ConflictMonitor: Sendable {
     }
 
     public let store: DocumentStore
+    /// The node this monitor resolves for: recorded as the origin of its resolutions.
+    public let nodeID: String?
     /// The policies and `js` resolver in effect (`setPolicies` changes them at run time).
     private let rules: Mutex<(policies: ConflictPolicies, script: (any ConflictScript)?)>
     private let settle: Duration
@@ -50,9 +52,10 @@ public final class ConflictMonitor: Sendable {
     private let provider = Mutex<MergeBaseProvider?>(nil)
 
     public init(store: DocumentStore, policies: ConflictPolicies, script: (any ConflictScript)? = nil,
-                settle: Duration = .milliseconds(50), retryInterval: Duration = .seconds(2),
+                nodeID: String? = nil, settle: Duration = .milliseconds(50), retryInterval: Duration = .seconds(2),
                 logger: Logger = Logger(label: "Conflicts")) {
         self.store = store
+        self.nodeID = nodeID
         rules = Mutex((policies, script))
         self.settle = settle
         self.retryInterval = retryInterval
@@ -142,7 +145,8 @@ public final class ConflictMonitor: Sendable {
         var outcome: ConflictOutcome
         let current = rules.withLock { $0 }
         do {
-            outcome = try await store.resolveConflict(docID: docID, policies: current.policies, policy: policy, script: current.script)
+            outcome = try await store.resolveConflict(
+                docID: docID, policies: current.policies, policy: policy, script: current.script, resolver: nodeID)
             if case .needsMergeBase(let base) = outcome, let fetched = await fetchMergeBase(docID, base, policy: policy) {
                 outcome = fetched
             }
@@ -179,7 +183,8 @@ public final class ConflictMonitor: Sendable {
         let current = rules.withLock { $0 }
         do {
             try await store.storeMissingBody(docID: docID, rev: base, body: body)
-            return try await store.resolveConflict(docID: docID, policies: current.policies, policy: policy, script: current.script)
+            return try await store.resolveConflict(
+                docID: docID, policies: current.policies, policy: policy, script: current.script, resolver: nodeID)
         } catch {
             logger.warning("cannot use the merge base \(base) of \(docID) fetched from a peer: \(error)")
             return nil

@@ -14,10 +14,12 @@ extension DocumentStore {
     ///   - policies: the database's policies; the document's `type` picks one.
     ///   - policy: applies this policy instead (`POST /{db}/{doc}/_resolve`).
     ///   - script: the JavaScript function for the `js` policy.
+    ///   - resolver: the node whose resolver this is (recorded as the revisions' origin,
+    ///     `RevisionOrigin.resolver`, with the policy applied).
     /// - Returns: what the resolver decided (`.resolved` only when it was written).
     public func resolveConflict(
         docID: String, policies: ConflictPolicies, policy override: ConflictPolicy? = nil,
-        script: (any ConflictScript)? = nil
+        script: (any ConflictScript)? = nil, resolver: String? = nil
     ) async throws(StoreError) -> ConflictOutcome {
         let (outcome, commit) = try await write { db -> (ConflictOutcome, CommitOutcome?) in
             guard let row = try DocumentRow.load(db, key: docID) else { throw StoreError.missing }
@@ -42,7 +44,8 @@ extension DocumentStore {
                         mode: .replicate(history: [revision.revID, revision.parent])))
                 }
             }
-            let commit = try self.commit(prepared, db: db)
+            let commit = try self.commit(
+                prepared, db: db, origin: .resolver(node: resolver, detail: override.map { "_resolve: \($0)" } ?? "\(policy)"))
             // All or nothing: a revision that cannot be stored rolls the resolution back.
             for case .failure(let error) in commit.results { throw error }
             return (outcome, commit)

@@ -34,9 +34,16 @@ extension DocumentStore {
     /// the gate now rejects stays stored (it was accepted when written) but is in no
     /// channel and grants nothing. Documents are done in batches; a document written
     /// meanwhile was evaluated by its write and is left alone.
-    public func resync(batchSize: Int = 500) async throws(StoreError) -> ResyncResult {
+    ///
+    /// `progress` is called with the documents in the database (before the first batch)
+    /// and then after every batch with what was done so far.
+    public func resync(
+        batchSize: Int = 500, progress: (@Sendable (_ done: ResyncResult, _ total: Int) -> Void)? = nil
+    ) async throws(StoreError) -> ResyncResult {
         guard let gate else { return ResyncResult() }
         var result = ResyncResult()
+        let total = try await read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM docs") ?? 0 }
+        progress?(result, total)
         var after: Int64 = 0
         while true {
             let (candidates, last, count) = try await resyncCandidates(after: after, limit: batchSize, readsParent: gate.readsParentBody)
@@ -50,6 +57,7 @@ extension DocumentStore {
             }
             result.changed += commit.changed
             finishCommit(commit.outcome)
+            progress?(result, total)
         }
         return result
     }

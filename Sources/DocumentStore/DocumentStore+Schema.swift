@@ -22,6 +22,10 @@ extension DocumentStore {
     /// - `sessions`: login sessions (`SyncGatewaySession` cookies).
     /// - `docs_conflicted`: a partial index of the conflicted documents by sequence, so
     ///   that finding new conflicts reads only them (`conflictedDocuments`).
+    /// - `revocations`: grants and admin channels or roles taken away, by grantee.
+    /// - `rev_origins`: where the revisions of each committed change came from
+    ///   (`RevisionOrigin`), one row per run of consecutive sequences with the same
+    ///   origin; node-local, never replicated.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -127,6 +131,19 @@ extension DocumentStore {
                     seq INTEGER NOT NULL
                 );
                 CREATE INDEX revocations_by_grantee ON revocations(grantee, seq);
+                """)
+        }
+        migrator.registerMigration("v6-rev-origins") { db in
+            // Sequences first_seq…last_seq were written by `kind` (local, resolver, peer),
+            // on or from `node`. Revisions from before this table have no origin.
+            try db.execute(sql: """
+                CREATE TABLE rev_origins (
+                    first_seq INTEGER PRIMARY KEY,
+                    last_seq INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    node TEXT,
+                    detail TEXT
+                );
                 """)
         }
         return migrator

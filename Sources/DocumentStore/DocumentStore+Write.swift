@@ -4,21 +4,27 @@ import GRDB
 
 extension DocumentStore {
     /// Saves one revision (see `DocumentUpdate.Mode`) in its own transaction.
-    /// `author` is passed to the `RevisionGate` (nil: administrator or mesh).
-    public func save(_ update: DocumentUpdate, author: (any Sendable)? = nil) async throws(StoreError) -> WriteResult {
-        let results = try await save(batch: [update], author: author)
+    /// `author` is passed to the `RevisionGate` (nil: administrator or mesh); `origin`
+    /// is recorded as where the revision came from (`RevisionOrigin`).
+    public func save(
+        _ update: DocumentUpdate, author: (any Sendable)? = nil, origin: RevisionOrigin = .local
+    ) async throws(StoreError) -> WriteResult {
+        let results = try await save(batch: [update], author: author, origin: origin)
         return try results[0].get()
     }
 
     /// Saves many revisions in one transaction. Each document succeeds or fails on its
     /// own (its error is in its slot); only a failure of the database itself throws.
-    /// `author` is passed to the `RevisionGate` (nil: administrator or mesh).
-    public func save(batch updates: [DocumentUpdate], author: (any Sendable)? = nil) async throws(StoreError) -> [Result<WriteResult, StoreError>] {
+    /// `author` is passed to the `RevisionGate` (nil: administrator or mesh); `origin`
+    /// is recorded for every revision the transaction stores.
+    public func save(
+        batch updates: [DocumentUpdate], author: (any Sendable)? = nil, origin: RevisionOrigin = .local
+    ) async throws(StoreError) -> [Result<WriteResult, StoreError>] {
         // Validation, attachment blobs (file I/O), canonical encoding and revision IDs
         // happen before the transaction, on all cores for large batches.
         var prepared = prepareAll(updates)
         await preEvaluateGate(&prepared, author: author)
-        let outcome = try await write { [prepared] db in try self.commit(prepared, db: db, author: author) }
+        let outcome = try await write { [prepared] db in try self.commit(prepared, db: db, author: author, origin: origin) }
         finishCommit(outcome)
         return outcome.results
     }
@@ -30,13 +36,17 @@ extension DocumentStore {
         var changed = false
     }
 
-    /// Applies prepared updates inside the current write transaction and saves the
-    /// counters (restored if the transaction rolls back). Call `finishCommit` after.
-    func commit(_ prepared: [Result<PreparedUpdate, StoreError>], db: Database, author: (any Sendable)? = nil) throws -> CommitOutcome {
+    /// Applies prepared updates inside the current write transaction, records `origin`
+    /// for the sequences they got, and saves the counters (restored if the transaction
+    /// rolls back). Call `finishCommit` after.
+    func commit(
+        _ prepared: [Result<PreparedUpdate, StoreError>], db: Database, author: (any Sendable)? = nil, origin: RevisionOrigin
+    ) throws -> CommitOutcome {
         let context = WriteContext(
             revsLimit: configuration.revsLimit, maxSize: configuration.maxDocumentSize, blobs: blobs,
             gate: gate, author: author)
         var outcome = try updatingCounters(db) { counters in
+            let first = counters.lastSequence + 1
             var outcome = CommitOutcome()
             outcome.results.reserveCapacity(prepared.count)
             for item in prepared {
@@ -50,6 +60,9 @@ extension DocumentStore {
                         outcome.results.append(.failure(error))
                     }
                 }
+            }
+            if counters.lastSequence >= first {
+                try Self.recordOrigin(db, origin, first: first, last: counters.lastSequence)
             }
             return outcome
         }

@@ -187,7 +187,10 @@ public final class MeshManager: Sendable {
         let replication = ReplicationConfiguration(
             id: "mesh-\(key)", remote: url, direction: .pushAndPull, continuous: true,
             heartbeat: configuration.heartbeat, maxBackoff: configuration.maxBackoff)
-        let replicator = Replicator(store: store, configuration: replication, dialer: dialer, logger: logger)
+        // The peer's ID, once a static link learned it, names the revisions it sends.
+        let replicator = Replicator(store: store, configuration: replication, dialer: dialer, logger: logger) { [weak self] in
+            nodeID ?? self?.state.withLock { state in state.dials[key]?.staticURL.flatMap { state.staticIDs[$0] } }
+        }
         let added = state.withLock { state -> Bool in
             guard state.running, state.dials[key] == nil else { return false }
             state.dials[key] = Dial(key: key, replicator: replicator, nodeID: nodeID, url: replication.remote, source: source, since: Date())

@@ -18,15 +18,18 @@ public enum LiveQuery {
 
     /// The events of `run` on `store`, until the consumer stops iterating (which cancels
     /// the query's task at once). `heartbeat`: how long to wait quietly before a
-    /// `.heartbeat` event (nil: never).
+    /// `.heartbeat` event (nil: never). `initial`: the first result, when the caller
+    /// already ran the query (with the committed sequence read before it ran).
     public static func events(
-        store: DocumentStore, heartbeat: Duration?, run: @escaping @Sendable () async throws -> JSON
+        store: DocumentStore, heartbeat: Duration?, initial: (result: JSON, sequence: UInt64)? = nil,
+        run: @escaping @Sendable () async throws -> JSON
     ) -> AsyncThrowingStream<Event, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    var sequence = store.committedSequence
-                    var previous = try await run()
+                    var sequence = initial?.sequence ?? store.committedSequence
+                    var previous: JSON
+                    if let initial { previous = initial.result } else { previous = try await run() }
                     continuation.yield(.result(previous, sequence: sequence))
                     while !Task.isCancelled {
                         let wait = heartbeat ?? .seconds(3600)

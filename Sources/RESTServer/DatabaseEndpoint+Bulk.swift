@@ -31,7 +31,7 @@ extension DatabaseEndpoint {
         let updates = slots.compactMap { try? $0.get() }
         let saved: [Result<WriteResult, StoreError>]
         do {
-            saved = try await store.save(batch: updates, author: principal.author)
+            saved = try await store.save(batch: updates, author: principal.author, origin: localOrigin)
         } catch {
             throw HTTPFailure(error)
         }

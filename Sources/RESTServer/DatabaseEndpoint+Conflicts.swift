@@ -86,8 +86,10 @@ extension DatabaseEndpoint {
         let live = metadata.tree.liveLeaves
         guard live.contains(keep) else { throw HTTPFailure(.conflict, "conflict", "\(text) is not a live leaf of \(docID)") }
         var written: [JSON] = []
+        // A resolution this node's administrator chose: recorded as this node's resolver's.
+        let origin = RevisionOrigin.resolver(node: configuration.nodeID, detail: "_resolve: keep \(text)")
         for leaf in live where leaf != keep {
-            let result = try await save(DocumentUpdate(docID: docID, body: [:], deleted: true, mode: .edit(parent: leaf)))
+            let result = try await save(DocumentUpdate(docID: docID, body: [:], deleted: true, mode: .edit(parent: leaf)), origin: origin)
             written.append(.string(result.revID.description))
         }
         return RESTResponse.json([

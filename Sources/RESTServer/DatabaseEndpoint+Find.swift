@@ -25,7 +25,7 @@ extension DatabaseEndpoint {
         let query = try await Self.mango { () throws(MangoError) in try MangoQuery(body) }
         let endpoint = self
         if let feed = try liveFeed(body: body) {
-            return try liveResponse(feed) { try await endpoint.findAnswer(query, update: true) }
+            return try await liveResponse(feed) { try await endpoint.findAnswer(query, update: true) }
         }
         return RESTResponse.json(try await findAnswer(query, update: body["update"]?.boolValue ?? true))
     }

@@ -1,3 +1,4 @@
+import AccessControl
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -47,10 +48,13 @@ extension DatabaseEndpoint {
     }
 
     /// `POST /{db}/_resync`: recomputes every document's channels and grants with the
-    /// sync function in effect (done by itself at start when the function changed).
+    /// sync function in effect (done by itself at start when the function changed, and
+    /// after a deploy through the config API), answering when it is done.
+    /// `GET /{db}/_resync`: the latest resync's progress (Sync Gateway's shape).
     func resync() async throws -> Response {
-        try allow(request, "POST", request.method == .post)
+        try allow(request, "GET,HEAD,POST", request.method == .post || request.isRead)
         guard let security else { throw HTTPFailure(.notFound, "not_found", "this database has no security model") }
+        if request.isRead { return RESTResponse.json(Self.resyncJSON(security.resyncStatus)) }
         do {
             let result = try await security.resync()
             return RESTResponse.json([
@@ -59,6 +63,31 @@ extension DatabaseEndpoint {
         } catch {
             throw HTTPFailure(error)
         }
+    }
+
+    /// A resync's status as `GET /{db}/_resync` answers it (and the admin UI's feed):
+    /// Sync Gateway's `status`, `start_time`, `last_error`, `docs_changed` and
+    /// `docs_processed`, plus Shoal's `docs_total`, `run`, `trigger` and `end_time`.
+    /// No resync since the node started: `status` `stopped`, zero counts.
+    static func resyncJSON(_ status: ResyncStatus?) -> JSON {
+        guard let status else {
+            return ["status": "stopped", "docs_changed": 0, "docs_processed": 0, "docs_total": 0, "last_error": "", "run": 0]
+        }
+        var object: [String: JSON] = [
+            "status": .string(status.state.rawValue), "run": .int(Int64(status.run)), "trigger": .string(status.trigger),
+            "start_time": .string(preciseTime(status.startTime)), "last_error": .string(status.error ?? ""),
+            "docs_changed": .int(Int64(status.changed)), "docs_processed": .int(Int64(status.processed)),
+            "docs_total": .int(Int64(status.total)),
+        ]
+        if let end = status.endTime { object["end_time"] = .string(preciseTime(end)) }
+        return .object(object)
+    }
+
+    /// ISO 8601 with milliseconds (a resync of a small database takes less than a second).
+    private static func preciseTime(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 
     /// `POST /{db}/_purge`: `{"doc": ["rev", …] | ["*"]}` removes revisions (or the

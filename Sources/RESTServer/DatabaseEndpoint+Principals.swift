@@ -143,11 +143,13 @@ extension DatabaseEndpoint {
         let metadata: DocumentMetadata
         let body: [String: JSON]?
         let access: RevisionAccess?
+        let origins: [RevID: RevisionOrigin]
         do {
             guard let found = try await store.metadata(docID) else { throw HTTPFailure.notFound() }
             metadata = found
             body = try await store.revision(docID, rev: found.winner).1.body
             access = try await store.currentAccess(docIDs: [docID])[docID]
+            origins = try await store.origins(of: found.tree)
         } catch let error as StoreError {
             throw HTTPFailure(error)
         }
@@ -156,7 +158,7 @@ extension DatabaseEndpoint {
             "rev": .string(metadata.winner.description),
             "sequence": .int(Int64(metadata.sequence)),
             "leaves": .array(metadata.tree.leaves.map { .string($0.description) }),
-            "tree": Self.treeJSON(metadata.tree),
+            "tree": Self.treeJSON(metadata.tree, origins: origins),
         ]
         if let access {
             sync["channels"] = .object(Dictionary(uniqueKeysWithValues: access.channels.map { ($0, JSON.null) }))
@@ -174,16 +176,25 @@ extension DatabaseEndpoint {
 
 extension DatabaseEndpoint {
     /// Every revision of a document's tree (`_sync.tree` of `_raw`, drawn by the admin
-    /// UI): its ID, parent, whether it is deleted, whether its body is stored, and the
-    /// local sequence at which it arrived.
-    static func treeJSON(_ tree: RevTree) -> JSON {
+    /// UI): its ID, parent, whether it is deleted, whether its body is stored, the
+    /// local sequence at which it arrived, and where it came from when that is recorded.
+    static func treeJSON(_ tree: RevTree, origins: [RevID: RevisionOrigin] = [:]) -> JSON {
         .array(tree.nodes.map { node in
             var entry: [String: JSON] = [
                 "rev": .string(node.revID.description), "deleted": .bool(node.deleted), "body": .bool(node.hasBody),
                 "seq": .int(Int64(node.sequence)),
             ]
             if let parent = node.parent { entry["parent"] = .string(tree.nodes[parent].revID.description) }
+            if let origin = origins[node.revID] { entry["origin"] = originJSON(origin) }
             return .object(entry)
         })
+    }
+
+    /// `{"kind": "local|resolver|peer", "node": …, "detail": …}` (absent fields unknown).
+    static func originJSON(_ origin: RevisionOrigin) -> JSON {
+        var object: [String: JSON] = ["kind": .string(origin.kind.rawValue)]
+        if let node = origin.node { object["node"] = .string(node) }
+        if let detail = origin.detail { object["detail"] = .string(detail) }
+        return .object(object)
     }
 }

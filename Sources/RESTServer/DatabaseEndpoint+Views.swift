@@ -24,7 +24,7 @@ extension DatabaseEndpoint {
             let endpoint = self
             let parameters = query.all
             let requestBody = body
-            return try liveResponse(feed) {
+            return try await liveResponse(feed) {
                 try await Self.runView(
                     engine, design: design, name: name, parameters: parameters, body: requestBody, visibility: visibility)
                     .json { endpoint.rendered($0, renderer: renderer) }

@@ -58,12 +58,18 @@ struct DatabaseEndpoint: Sendable {
     /// for inline base64 attachments.
     var documentLimit: Int { max(configuration.maxRequestBytes, store.configuration.maxDocumentSize) }
 
-    func save(_ update: DocumentUpdate) async throws(HTTPFailure) -> WriteResult {
+    func save(_ update: DocumentUpdate, origin: RevisionOrigin? = nil) async throws(HTTPFailure) -> WriteResult {
         do {
-            return try await store.save(update, author: principal.author)
+            return try await store.save(update, author: principal.author, origin: origin ?? localOrigin)
         } catch {
             throw HTTPFailure(error)
         }
+    }
+
+    /// What revisions written by this request are recorded as: `local`, on this node,
+    /// by the user who made the request (none for an administrator).
+    var localOrigin: RevisionOrigin {
+        RevisionOrigin(kind: .local, node: configuration.nodeID, detail: principal.access.map { "user \($0.user.name)" })
     }
 
     /// A random 128-bit ID as 32 lowercase hex digits, like Sync Gateway's.

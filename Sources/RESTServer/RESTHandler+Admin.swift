@@ -11,9 +11,13 @@ import ServiceLifecycle
 /// `/_admin/db/todo/sync`), and `/_admin/events`, the Server-Sent Events stream the
 /// page follows: a `hello` (node ID and start time, so the page sees a restart), a
 /// `history` (the metric samples of the last minutes, `MetricsHistory`), then every
-/// `interval` ms (default 1000) a `status` (mesh, databases, resolver, replications)
-/// and a `metrics` event (the `/_metrics` text).
+/// `interval` ms (default 1000) a `status` (mesh, databases, resolver, replications,
+/// resync) and a `metrics` event (the `/_metrics` text); between those, a `resync` event
+/// (database → `GET /{db}/_resync`'s answer) as soon as a resync's progress changes.
 extension RESTHandler {
+    /// How often the event stream looks for resync progress between status events.
+    static let resyncCheckInterval = Duration.milliseconds(250)
+
     func adminUI(_ request: RESTRequest) async throws -> Response {
         guard isAdmin else { throw HTTPFailure.notFound("The admin UI is on the admin port") }
         try allow(request, "GET,HEAD", request.isRead)
@@ -40,17 +44,39 @@ extension RESTHandler {
                 + ServerSentEvents.event(name: "history", data: handler.metricsHistory.json.canonicalString)))
             // The stream ends when the node shuts down (its graceful shutdown waits for
             // every response to end) or the page goes away (a write fails).
+            var resyncs = handler.resyncSnapshot()
+            var nextStatus = ContinuousClock.now
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                let metrics = handler.mesh?.metricsText() ?? ""
-                handler.metricsHistory.record(metrics)
-                let text = ServerSentEvents.event(name: "status", data: handler.adminSnapshot().canonicalString)
-                    + ServerSentEvents.event(name: "metrics", data: metrics)
-                try await writer.write(ByteBuffer(string: text))
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(interval)) }
+                if ContinuousClock.now >= nextStatus {
+                    let metrics = handler.mesh?.metricsText() ?? ""
+                    handler.metricsHistory.record(metrics)
+                    let text = ServerSentEvents.event(name: "status", data: handler.adminSnapshot().canonicalString)
+                        + ServerSentEvents.event(name: "metrics", data: metrics)
+                    try await writer.write(ByteBuffer(string: text))
+                    resyncs = handler.resyncSnapshot()
+                    nextStatus = ContinuousClock.now + .milliseconds(interval)
+                } else {
+                    let current = handler.resyncSnapshot()
+                    if current != resyncs {
+                        resyncs = current
+                        try await writer.write(ByteBuffer(string: ServerSentEvents.event(name: "resync", data: current.canonicalString)))
+                    }
+                }
+                let wait = min(nextStatus - ContinuousClock.now, Self.resyncCheckInterval)
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: max(wait, .milliseconds(1))) }
             }
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: [.contentType: ServerSentEvents.contentType, .cacheControl: "no-cache"], body: body)
+    }
+
+    /// Database → its latest resync (`GET /{db}/_resync`), for the databases that ran one.
+    func resyncSnapshot() -> JSON {
+        var resyncs: [String: JSON] = [:]
+        for name in registry.databaseNames {
+            if let status = registry.security(database: name)?.resyncStatus { resyncs[name] = DatabaseEndpoint.resyncJSON(status) }
+        }
+        return .object(resyncs)
     }
 
     /// One `status` event: the mesh (as `GET /_mesh`), and per database its counts,
@@ -71,6 +97,9 @@ extension RESTHandler {
             }
             if let replications {
                 database["replications"] = .object(replications.replicationStatuses(database: name))
+            }
+            if let status = registry.security(database: name)?.resyncStatus {
+                database["resync"] = DatabaseEndpoint.resyncJSON(status)
             }
             databases.append(.object(database))
         }

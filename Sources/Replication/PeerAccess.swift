@@ -25,10 +25,16 @@ public struct PeerAccess: Sendable {
     /// winning revision, never a losing branch or the tombstone that resolved one.
     public var noConflicts: Bool
 
+    /// What the revisions the peer sends are recorded as (`RevisionOrigin.peer`, with the
+    /// peer's node ID when it is a mesh node).
+    public var origin: RevisionOrigin
+
     public init(
         author: (any Sendable)? = nil, channels: (@Sendable () async throws -> [String: UInt64]?)? = nil,
-        lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil, noConflicts: Bool = false
+        lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil, noConflicts: Bool = false,
+        origin: RevisionOrigin = .peer(node: nil)
     ) {
+        self.origin = origin
         self.author = author
         self.channels = channels
         self.lostChannels = lostChannels

@@ -81,6 +81,13 @@ public struct ReplicationConfiguration: Sendable, Equatable {
         return components.url
     }
 
+    /// The remote URL without any password in it (what origins and logs may show).
+    public var redactedRemote: String {
+        guard var components = URLComponents(string: remote), components.password != nil else { return remote }
+        components.password = nil
+        return components.string ?? remote
+    }
+
     /// The database name in the remote URL.
     public var remoteDatabase: String? {
         URLComponents(string: remote)?.path.split(separator: "/").dropLast().last.map(String.init)

@@ -39,7 +39,8 @@ public final class ReplicationSession: Sendable {
         self.access = access
         self.logger = logger
         receiver = RevisionReceiver(
-            store: store, connection: connection, progress: progress, author: access.author, noConflicts: access.noConflicts,
+            store: store, connection: connection, progress: progress, author: access.author, origin: access.origin,
+            noConflicts: access.noConflicts,
             provesAttachments: access.channels != nil, logger: logger)
         receiver.register()
         // A pull waiting to catch up is released when the connection goes.

@@ -18,8 +18,15 @@ public final class Replicator: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let finished = Mutex<[CheckedContinuation<Void, Never>]>([])
     private let done = Mutex(false)
+    /// The peer's node ID once known (a mesh link), asked on every connection: the
+    /// revisions it sends are recorded as coming from it (`RevisionOrigin.peer`).
+    private let peerNodeID: @Sendable () -> String?
 
-    public init(store: DocumentStore, configuration: ReplicationConfiguration, dialer: any BLIPDialer, logger: Logger = Logger(label: "Replicate")) {
+    public init(
+        store: DocumentStore, configuration: ReplicationConfiguration, dialer: any BLIPDialer,
+        logger: Logger = Logger(label: "Replicate"), peerNodeID: @escaping @Sendable () -> String? = { nil }
+    ) {
+        self.peerNodeID = peerNodeID
         self.store = store
         self.configuration = configuration
         self.dialer = dialer
@@ -133,7 +140,8 @@ public final class Replicator: Sendable {
 
     /// Runs push and/or pull over one connection.
     private func replicate(over connection: BLIPConnection) async throws {
-        let session = ReplicationSession(store: store, connection: connection, progress: progress, logger: logger)
+        let access = PeerAccess(origin: .peer(node: peerNodeID(), detail: configuration.redactedRemote))
+        let session = ReplicationSession(store: store, connection: connection, progress: progress, access: access, logger: logger)
         defer { session.close() }
         progress.setState(.running)
         let client = checkpointClient

@@ -47,6 +47,8 @@ final class RevisionInserter: Sendable {
     private let maxBatch: Int
     /// The writer identity for the store's gate (nil: mesh or administrator).
     private let author: (any Sendable)?
+    /// What the inserted revisions are recorded as (the peer they come from).
+    private let origin: RevisionOrigin
     private let parse: @Sendable (BLIPMessage) throws(BLIPError) -> DocumentUpdate
     private let onBatch: @Sendable ([Outcome]) -> Void
     private let state = Mutex(State())
@@ -54,12 +56,13 @@ final class RevisionInserter: Sendable {
     /// `parse` turns a `rev` message into an update (runs on the worker, possibly on
     /// several threads at once); `onBatch` gets the outcomes of every batch.
     init(
-        store: DocumentStore, author: (any Sendable)? = nil, maxBatch: Int = 2000,
+        store: DocumentStore, author: (any Sendable)? = nil, origin: RevisionOrigin = .peer(node: nil), maxBatch: Int = 2000,
         parse: @escaping @Sendable (BLIPMessage) throws(BLIPError) -> DocumentUpdate,
         onBatch: @escaping @Sendable ([Outcome]) -> Void
     ) {
         self.store = store
         self.author = author
+        self.origin = origin
         self.maxBatch = maxBatch
         self.parse = parse
         self.onBatch = onBatch
@@ -109,7 +112,7 @@ final class RevisionInserter: Sendable {
         for case .success(let update) in parsed { updates.append(update) }
         var saved: [Result<WriteResult, StoreError>]
         do {
-            saved = try await store.save(batch: updates, author: author)
+            saved = try await store.save(batch: updates, author: author, origin: origin)
         } catch {
             saved = Array(repeating: .failure(error), count: updates.count)
         }

@@ -38,7 +38,7 @@ final class RevisionReceiver: Sendable {
 
     init(
         store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress, author: (any Sendable)? = nil,
-        noConflicts: Bool = false, provesAttachments: Bool = false, logger: Logger
+        origin: RevisionOrigin = .peer(node: nil), noConflicts: Bool = false, provesAttachments: Bool = false, logger: Logger
     ) {
         self.provesAttachments = provesAttachments
         self.store = store
@@ -49,7 +49,7 @@ final class RevisionReceiver: Sendable {
         // The inserter reports back without keeping the receiver alive.
         let owner = WeakReceiver()
         inserter = RevisionInserter(
-            store: store, author: author,
+            store: store, author: author, origin: origin,
             parse: { message throws(BLIPError) in try Self.parseRev(message, noConflicts: noConflicts) },
             onBatch: { outcomes in owner.receiver?.inserted(outcomes) })
         owner.receiver = self

@@ -59,7 +59,7 @@ extension ShoalNode: DatabaseConfigurator {
             security.replaceSyncFunction(function)
             updateRuntimeSettings(name) { $0.syncFromAPI = source != nil }
             let started = ContinuousClock.now
-            let resync = try await security.resync()
+            let resync = try await security.resync(trigger: "config")
             logger.notice("database \(name): sync function \(source == nil ? "reset to the config file's" : "deployed through the admin API"); resynced \(resync.processed) documents (\(resync.changed) changed)")
             return [
                 "ok": true, "sync_origin": .string(source == nil ? "config_file" : "admin_api"),

@@ -42,6 +42,8 @@ extension ShoalNode: SyncAcceptor {
         // Couchbase Lite clients (anything that is neither a mesh peer nor Shoal's own
         // replicator) replicate in Sync Gateway's no-conflicts mode.
         access.noConflicts = peerNodeID == nil && headers[WebSocketDialer.replicatorHeader] == nil
+        // What the peer's revisions are recorded as: the mesh node, or the user a client is.
+        access.origin = .peer(node: peerNodeID, detail: access.origin.detail)
         let mesh = peerNodeID == nil ? nil : meshes[database]
         if let mesh, let peerNodeID, !mesh.acceptsInbound(from: peerNodeID) {
             // Not 401/403/404: the dialer retries (the link may be gone by then).
@@ -81,11 +83,11 @@ extension ShoalNode {
     /// that fails ends the pull with an error, and the peer retries).
     static func peerAccess(_ principal: Principal, security: DatabaseSecurity) -> PeerAccess {
         guard let user = principal.access?.user else { return .full }
-        return PeerAccess(author: principal.author) {
-            try await security.access(for: user).channels
-        } lostChannels: { since in
-            try await security.lostChannels(of: user, access: security.access(for: user), since: since)
-        }
+        return PeerAccess(
+            author: principal.author,
+            channels: { try await security.access(for: user).channels },
+            lostChannels: { since in try await security.lostChannels(of: user, access: security.access(for: user), since: since) },
+            origin: .peer(node: nil, detail: "user \(user.name)"))
     }
 }
 

@@ -88,17 +88,17 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 for: database, store: stores[database.name]!, passwordIterations: configuration.passwordIterations)
         }
         self.securities = securities
+        let nodeID = try NodeIdentity.load(dataDirectory: configuration.dataDirectory)
+        self.nodeID = nodeID
         var monitors: [String: ConflictMonitor] = [:]
         for database in configuration.databases {
             monitors[database.name] = ConflictMonitor(
                 store: stores[database.name]!, policies: database.conflicts,
-                script: try Self.conflictScript(for: database), logger: Logger(label: "Conflicts"))
+                script: try Self.conflictScript(for: database), nodeID: nodeID, logger: Logger(label: "Conflicts"))
         }
         conflictMonitors = monitors
         viewEngines = stores.mapValues { ViewEngine(store: $0, logger: Logger(label: "Query")) }
         replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
-        let nodeID = try NodeIdentity.load(dataDirectory: configuration.dataDirectory)
-        self.nodeID = nodeID
         let secrets = Dictionary(uniqueKeysWithValues: configuration.databases.compactMap { database in
             database.meshSecret.map { (database.name, MeshSecret($0)) }
         })

@@ -8,7 +8,9 @@ import TestSupport
 /// protocol), on a mesh of three nodes in this process: the mesh graph shows the three
 /// nodes and their links and a link going down when a node stops; a conflicted
 /// document shows its two leaves and the winner in its revision tree and is resolved
-/// with a chosen leaf; a sync function deployed from the editor rejects a document;
+/// with a chosen leaf, after which its tree labels the resolution with A's resolver; a
+/// sync function deployed from the editor rejects a document and its resync's progress
+/// shows completed;
 /// a user and a role are created; a replication is stopped and started again. Screenshots of every page (1280×800) go to
 /// `.build/test-output/AdminUIBrowserTests/`. Skipped, with the reason printed, when
 /// Chromium cannot start.
@@ -43,6 +45,7 @@ import TestSupport
         let a = try await Self.start(peers: [b, c])
         defer { Task { for node in [a, b] { await node.stop() } } }
         let cID = try #require(try await c.request("GET", "/_mesh", admin: true).json["node_id"]?.stringValue)
+        let aID = try #require(try await a.request("GET", "/_mesh", admin: true).json["node_id"]?.stringValue)
         for index in 0..<25 {
             try await a.request("PUT", "/db/note-\(index)", json: ["type": "note", "text": .string("Note \(index)")], admin: true)
                 .expectStatus(201)
@@ -106,12 +109,33 @@ import TestSupport
             try await expectPage("document.querySelector('#no-conflicts')", "no conflict left")
             let resolved = try await a.request("GET", "/db/conflicted?conflicts=true", admin: true).json
             #expect(resolved["side"] == "left" && resolved["_conflicts"] == nil, "\(resolved)")
+            // The tree now shows the resolution and that A's resolver wrote it.
+            try await page.navigate("\(admin)/_admin/db/db/doc/conflicted")
+            try await expectPage("document.querySelectorAll('#rev-tree .rev').length === 4", "the resolution in the tree")
+            try await expectPage(
+                "[...document.querySelectorAll('#rev-tree .rev[data-origin=\"resolver\"]')].some(n => n.dataset.originNode === '\(aID)' && n.querySelector('.rev-origin')?.textContent.includes('resolver'))",
+                "the resolution is labelled with A's resolver")
+            #expect(try await page.evaluate("document.querySelector('#origin-legend')?.textContent.includes('resolver')") == true)
+            try await shot("5b-document-resolved")
+            // On B, the same resolution arrived from A.
+            try await page.navigate("http://127.0.0.1:\(b.ports.adminPort)/_admin/db/db/doc/conflicted")
+            try await expectPage(
+                "[...document.querySelectorAll('#rev-tree .rev.deleted[data-origin=\"peer\"]')].some(n => n.dataset.originNode === '\(aID)')",
+                "on B the resolution is labelled as received from A")
+            try await shot("5c-document-resolved-on-b")
 
             // Sync function: deploy, test, and a document rejected by it.
             try await page.navigate("\(admin)/_admin/db/db/sync")
             try await expectPage("document.querySelector('#sync-editor')?.value.includes('function')", "the editor")
             try await page.evaluate("document.querySelector('#sync-editor').value = \(JSON.string(Self.ownerOnly).canonicalString); document.querySelector('#sync-deploy').click(); true")
             try await expectPage("document.querySelector('#sync-result').textContent.includes('Deployed')", "deployed")
+            // The resync the deploy ran, as the event stream reported it.
+            let resync = try await a.request("GET", "/db/_resync", admin: true).json
+            #expect(resync["status"] == "completed" && resync["trigger"] == "config", "\(resync)")
+            let counts = "\(resync["docs_processed"]?.intValue ?? -1) of \(resync["docs_total"]?.intValue ?? -1) documents processed"
+            try await expectPage(
+                "document.querySelector('#resync-counts')?.dataset.status === 'completed' && document.querySelector('#resync-counts').textContent.includes('\(counts)')",
+                "the resync's progress reached completed")
             try await page.evaluate("document.querySelector('#test-doc').value = '{\"title\": \"no owner\"}'; document.querySelector('#test-run').click(); true")
             try await expectPage("document.querySelector('#test-result').textContent.includes('documents need an owner')", "test rejects")
             try await shot("6-sync-function")

@@ -111,6 +111,70 @@ import TestSupport
                                headers: ["Content-Type": "application/json"], admin: true).expectStatus(400)
     }
 
+    /// A live query that cannot run answers its error like the plain query does (here:
+    /// a sort no index serves), instead of a `200` whose stream breaks off.
+    @Test func aLiveQueryThatFailsAnswersItsError() async throws {
+        let node = try await TestNode.start()
+        defer { Task { await node.stop() } }
+        try await node.request("PUT", "/db/t1", json: ["type": "task", "complete": false, "createdAt": "1"], admin: true).expectStatus(201)
+        let plain = try await node.request("POST", "/db/_find", raw: Array(Self.query.utf8),
+                                           headers: ["Content-Type": "application/json"], admin: true)
+        #expect(plain.status == 400, "\(plain)")
+        for feed in ["longpoll", "continuous", "eventsource"] {
+            let live = try await node.request("GET", "/db/_find?feed=\(feed)&query=\(Self.encoded(Self.query))", admin: true)
+            #expect(live.status == plain.status && live.json["error"] == plain.json["error"], "\(feed): \(live)")
+        }
+        let view = try await node.request("GET", "/db/_design/missing/_view/v?feed=continuous", admin: true)
+        #expect(view.status == 404, "\(view)")
+    }
+
+    /// A node with live queries open (`_find` and a view, as event streams, continuous
+    /// lines and a longpoll, each with its default heartbeat and timeout) stops within a
+    /// few seconds: the feeds end on the graceful shutdown instead of holding it (the
+    /// longpoll answers with its unchanged result).
+    @Test func aNodeStopsWhileLiveQueriesAreOpen() async throws {
+        let node = try await TestNode.start()
+        try await node.request("PUT", "/db/_design/list", json: ViewEndpointTests.listDesign, admin: true).expectStatus(201)
+        try await node.request("POST", "/db/_index", json: ["index": ["fields": ["type", "createdAt"]]], admin: true).expectStatus(200)
+        try await node.request("PUT", "/db/t1", json: [
+            "type": "task", "complete": false, "createdAt": "1", "taskList": ["id": "groceries"],
+        ], admin: true).expectStatus(201)
+        let find = "/db/_find?query=\(Self.encoded(Self.query))&feed="
+        let view = "/db/_design/list/_view/incompleteTasksCount?group_level=1&feed="
+        let paths = ["eventsource", "continuous", "longpoll"].flatMap { [find + $0, view + $0] }
+        var sockets: [RawSocket] = []
+        for path in paths {
+            let socket = try await offThePool { try RawSocket(port: node.ports.adminPort, timeout: 10) }
+            try socket.write(Array("GET \(path) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8))
+            sockets.append(socket)
+        }
+        // Every feed has run its query (the live ones sent their first result).
+        for (path, socket) in zip(paths, sockets) where !path.hasSuffix("longpoll") {
+            let head = try await offThePool { try socket.readHead() }
+            #expect(head.status == 200, "\(path): \(head)")
+            let chunk = try await offThePool { try socket.readChunk() }
+            #expect(chunk.map { String(decoding: $0, as: UTF8.self).contains("update_seq") } == true, "\(path)")
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let stopped = Flag()
+        let stopping = Task {
+            await node.stop()
+            stopped.set()
+        }
+        #expect(try await eventually(timeout: .seconds(5)) { stopped.isSet }, "the node did not stop with live queries open")
+        guard stopped.isSet else {
+            stopping.cancel()
+            return
+        }
+        // Each feed ended: its connection reached its end; the longpolls answered first.
+        for (path, socket) in zip(paths, sockets) {
+            let rest = try await offThePool { try socket.readToEnd() }
+            if path.hasSuffix("longpoll") {
+                #expect(String(decoding: rest, as: UTF8.self).contains("update_seq"), "\(path): \(String(decoding: rest, as: UTF8.self))")
+            }
+        }
+    }
+
     /// Issue 12's seed scenario: two mesh nodes with the todo app's documents; the seed's
     /// views in JavaScript; a live `incompleteTasksCount` (group_level=1) open on A; a task
     /// completed on B; A's live query delivers the new count — and the same with `_find`.

@@ -2,7 +2,8 @@
 // document's JSON (edit, save, delete), its attachments and its revision tree.
 import { h, mount, note, facts, pretty, bytes } from "./dom.js";
 import { api, reason, path } from "./api.js";
-import { revisionTree } from "./revtree.js";
+import { revisionTree, originLegend } from "./revtree.js";
+import { live } from "./live.js";
 
 const PAGE = 20;
 
@@ -103,7 +104,7 @@ async function renderDocument({ main, db, params, navigate, href }, id) {
         attachments(db, id, docPath, body, message, reload))),
     sync ? h("section", { class: "card", id: "rev-tree" }, h("h3", {}, "Revision tree"),
       h("p", { class: "muted small" }, "Filled blue: the winner · thick outline: leaves · red: tombstones · dashed: body not stored. Click a revision to see its body."),
-      revisionTree(sync.tree || [], sync.rev, showRevision), revisionView) : "");
+      revisionTree(sync.tree || [], sync.rev, showRevision, live.hello && live.hello.node_id), originLegend(), revisionView) : "");
 }
 
 function attachments(db, id, docPath, body, message, reload) {

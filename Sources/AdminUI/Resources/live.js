@@ -1,5 +1,6 @@
 // Follows the node through its Server-Sent Events stream (`/_admin/events`): the
-// latest status, a few minutes of metric samples, and whether the node is away.
+// latest status (with each database's resync progress, also sent on its own as it
+// changes), a few minutes of metric samples, and whether the node is away.
 // EventSource reconnects by itself; a new start time in `hello` means the node
 // restarted, and the page says how long it was away.
 
@@ -78,6 +79,14 @@ function open() {
   source.addEventListener("status", event => {
     live.status = JSON.parse(event.data);
     live.connected = true;
+    notify();
+  });
+  source.addEventListener("resync", event => {
+    // Resync progress between status events: database → GET /{db}/_resync's answer.
+    const resyncs = JSON.parse(event.data);
+    for (const database of (live.status && live.status.databases) || []) {
+      if (resyncs[database.name]) database.resync = resyncs[database.name];
+    }
     notify();
   });
   source.addEventListener("metrics", event => {

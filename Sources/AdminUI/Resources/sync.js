@@ -1,8 +1,10 @@
 // The sync function: an editor with the function in effect, Deploy (PUT
-// /{db}/_config/sync, which compiles it, stores it and resyncs), and a test panel that
-// runs a function on a sample document and user without writing anything.
-import { h, mount, note, field, facts, pretty } from "./dom.js";
+// /{db}/_config/sync, which compiles it, stores it and resyncs), the resync's progress
+// as the node's event stream reports it (`resync` of the database's status), and a
+// test panel that runs a function on a sample document and user without writing anything.
+import { h, mount, note, field, facts, pretty, duration } from "./dom.js";
 import { api, reason, path } from "./api.js";
+import { live, subscribe } from "./live.js";
 
 const SAMPLE = { _id: "sample", type: "task", owner: "user1", channels: ["public"] };
 
@@ -21,8 +23,30 @@ export async function render({ main, db }) {
     resetButton.disabled = value !== "admin_api";
   };
 
+  const progress = h("div", { id: "resync-progress" });
+  const TRIGGERS = { config: "after a deploy", request: "POST _resync", start: "at start: the function had changed" };
+  const showProgress = () => {
+    const database = live.status && live.status.databases.find(entry => entry.name === db);
+    const resync = database && database.resync;
+    if (!resync) { mount(progress); return; }
+    const total = Math.max(resync.docs_total, resync.docs_processed);
+    const percent = total ? Math.round(100 * resync.docs_processed / total) : 100;
+    const elapsed = ((resync.end_time ? Date.parse(resync.end_time) : Date.now()) - Date.parse(resync.start_time)) / 1000;
+    const state = { running: "running", completed: "completed", error: "failed" }[resync.status] || resync.status;
+    mount(progress,
+      h("div", { class: "toolbar small", style: "margin-top:10px" },
+        h("strong", {}, `Resync ${state}`),
+        h("span", { class: "muted" }, `#${resync.run} · ${TRIGGERS[resync.trigger] || resync.trigger} · ${elapsed < 1 ? `${Math.round(elapsed * 1000)} ms` : duration(elapsed)}`)),
+      h("div", { class: "progress", role: "progressbar", "aria-valuenow": percent, "aria-valuemin": 0, "aria-valuemax": 100 },
+        h("div", { style: `width:${percent}%${resync.status === "error" ? ";background:#cf222e" : ""}` })),
+      h("div", { class: "small", "data-status": resync.status, id: "resync-counts" },
+        `${resync.docs_processed} of ${total} documents processed · ${resync.docs_changed} changed`,
+        resync.last_error ? h("span", { class: "muted" }, ` · ${resync.last_error}`) : ""));
+  };
+  const stop = subscribe(showProgress);
+
   const deploy = async () => {
-    mount(result, note("info", "Compiling, storing and resyncing…"));
+    mount(result, note("info", "Compiling, storing and resyncing (progress below)…"));
     const started = performance.now();
     const answer = await api("PUT", path(db, "_config", "sync"), editor.value);
     if (!answer.ok) { mount(result, note("error", `Not deployed: ${reason(answer)}`)); return; }
@@ -73,10 +97,12 @@ export async function render({ main, db }) {
         h("div", { class: "toolbar", style: "margin-top:8px" },
           h("button", { class: "primary", id: "sync-deploy", onclick: deploy }, "Deploy"),
           resetButton),
-        result),
+        result, progress),
       h("section", { class: "card", style: "width:440px" },
         h("h3", {}, "Test (writes nothing)"),
         h("p", { class: "muted small" }, "Runs the function in the editor on this document as this user."),
         field("doc", testDoc), field("oldDoc", testOld), field("user", testUser),
         h("button", { id: "test-run", onclick: runTest }, "Run test"), testResult)));
+  showProgress();
+  return stop;
 }
