@@ -148,23 +148,34 @@ public final class DatabaseSecurity: Sendable {
     /// `access(for:)` with the user's stored form already read.
     func access(for user: User, stored storedUser: StoredPrincipal?) async throws(PrincipalError) -> UserAccess {
         do throws(StoreError) {
-            let userSeqs = Self.sequences(storedUser)
+            // A named collection has sequences of its own, which the principals' (the
+            // database's) do not order: there, what an administrator gave counts from 0.
+            let collection = store.collection
+            let userSeqs = collection.isDefault ? Self.sequences(storedUser) : [:]
+            let userSince = collection.isDefault ? storedUser?.sequence ?? 0 : 0
             var roles: [String: UInt64] = [:]
-            for role in user.adminRoles { roles[role] = userSeqs["role:\(role)"] ?? storedUser?.sequence ?? 0 }
+            for role in user.adminRoles { roles[role] = userSeqs["role:\(role)"] ?? userSince }
             for grant in try await store.roleGrants(to: user.name) {
                 roles[grant.role] = min(roles[grant.role] ?? .max, grant.sequence)
             }
+            if !collection.isDefault {
+                // Roles are the database's (Sync Gateway 3): role() in the default collection counts here too.
+                for grant in try await store.databaseStore.roleGrants(to: user.name) { roles[grant.role] = roles[grant.role] ?? 0 }
+            }
             var channels: [String: UInt64] = [ChannelSet.publicChannel: 0]
             func add(_ channel: String, _ seq: UInt64) { channels[channel] = min(channels[channel] ?? .max, seq) }
-            for channel in user.adminChannels { add(channel, userSeqs[channel] ?? storedUser?.sequence ?? 0) }
+            let userChannels = collection.isDefault ? user.adminChannels : user.collectionAccess.adminChannels(in: collection)
+            for channel in userChannels { add(channel, userSeqs[channel] ?? userSince) }
             var grantees = [user.name]
             var roleSince: [String: UInt64] = [:]
             for (name, since) in roles {
                 guard let storedRole = try await store.principal(.role, named: name), let role = Role(stored: storedRole.body) else {
                     continue
                 }
-                let roleSeqs = Self.sequences(storedRole)
-                for channel in role.adminChannels { add(channel, max(since, roleSeqs[channel] ?? storedRole.sequence)) }
+                let roleSeqs = collection.isDefault ? Self.sequences(storedRole) : [:]
+                let roleChannels = collection.isDefault ? role.adminChannels : role.collectionAccess.adminChannels(in: collection)
+                let roleStored = collection.isDefault ? storedRole.sequence : 0
+                for channel in roleChannels { add(channel, max(since, roleSeqs[channel] ?? roleStored)) }
                 grantees.append("role:\(name)")
                 roleSince["role:\(name)"] = since
             }

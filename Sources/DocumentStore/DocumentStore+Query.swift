@@ -79,7 +79,7 @@ extension DocumentStore {
     static func feedQuery(
         columns: String, since: UInt64, limit: Int?, docIDs: Set<String>?, activeOnly: Bool
     ) -> (String, StatementArguments) {
-        var sql = "SELECT \(columns) FROM docs WHERE seq > ?"
+        var sql = "SELECT \(columns) FROM \(Tables.docs) WHERE seq > ?"
         var arguments: StatementArguments = [Int64(clamping: since)]
         if activeOnly { sql += " AND deleted = 0" }
         if let docIDs {
@@ -94,7 +94,7 @@ extension DocumentStore {
     /// Live documents by ID (`_all_docs`).
     public func allDocs(_ query: AllDocsQuery) async throws(StoreError) -> [DocumentListing] {
         try await read { db in
-            var sql = "SELECT key, seq, tree, \(query.includeBodies ? "body" : "NULL") FROM docs WHERE deleted = 0"
+            var sql = "SELECT key, seq, tree, \(query.includeBodies ? "body" : "NULL") FROM \(Tables.docs) WHERE deleted = 0"
             var arguments: StatementArguments = []
             let (low, high) = query.descending ? (query.endKey, query.startKey) : (query.startKey, query.endKey)
             let lowInclusive = query.descending ? query.inclusiveEnd : true
@@ -109,7 +109,7 @@ extension DocumentStore {
             }
             if query.onlyConflicts { sql += " AND conflicted = 1" }
             if let channels = query.channels {
-                sql += " AND EXISTS (SELECT 1 FROM doc_channels c WHERE c.doc = docs.id AND c.removed = 0"
+                sql += " AND EXISTS (SELECT 1 FROM \(Tables.docChannels) c WHERE c.doc = \(Tables.docs).id AND c.removed = 0"
                 sql += " AND c.channel IN (\(channels.map { _ in "?" }.joined(separator: ","))))"
                 arguments += StatementArguments(Array(channels))
             }
@@ -124,7 +124,7 @@ extension DocumentStore {
     public func documents(_ keys: [String], includeBodies: Bool) async throws(StoreError) -> [DocumentListing?] {
         try await read { db in
             let statement = try db.cachedStatement(
-                sql: "SELECT key, seq, tree, \(includeBodies ? "body" : "NULL") FROM docs WHERE key = ?")
+                sql: "SELECT key, seq, tree, \(includeBodies ? "body" : "NULL") FROM \(Tables.docs) WHERE key = ?")
             return try keys.map { key in
                 try Row.fetchOne(statement, arguments: [key]).map(Self.listing)
             }

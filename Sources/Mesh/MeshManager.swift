@@ -63,8 +63,16 @@ public final class MeshManager: Sendable {
 
     let state = Mutex(State())
 
-    public init(store: DocumentStore, configuration: MeshConfiguration, dialer: any BLIPDialer, logger: Logger = Logger(label: "Mesh")) {
+    /// Every collection of the database with its store (empty: the default one alone);
+    /// each link replicates all those the peer also has.
+    let collections: [(name: CollectionName, store: DocumentStore)]
+
+    public init(
+        store: DocumentStore, configuration: MeshConfiguration, dialer: any BLIPDialer, logger: Logger = Logger(label: "Mesh"),
+        collections: [(name: CollectionName, store: DocumentStore)] = []
+    ) {
         self.store = store
+        self.collections = collections.count > 1 ? collections : []
         self.configuration = configuration
         self.dialer = dialer
         self.logger = logger
@@ -187,7 +195,9 @@ public final class MeshManager: Sendable {
         let replication = ReplicationConfiguration(
             id: "mesh-\(key)", remote: url, direction: .pushAndPull, continuous: true,
             heartbeat: configuration.heartbeat, maxBackoff: configuration.maxBackoff)
-        let replicator = Replicator(store: store, configuration: replication, dialer: dialer, logger: logger)
+        let replicator = Replicator(
+            store: store, configuration: replication, dialer: dialer, logger: logger, collections: collections,
+            sharedCollectionsOnly: true)
         let added = state.withLock { state -> Bool in
             guard state.running, state.dials[key] == nil else { return false }
             state.dials[key] = Dial(key: key, replicator: replicator, nodeID: nodeID, url: replication.remote, source: source, since: Date())
