@@ -158,10 +158,9 @@ public final class DatabaseSecurity: Sendable {
             for grant in try await store.roleGrants(to: user.name) {
                 roles[grant.role] = min(roles[grant.role] ?? .max, grant.sequence)
             }
-            if !collection.isDefault {
-                // Roles are the database's (Sync Gateway 3): role() in the default collection counts here too.
-                for grant in try await store.databaseStore.roleGrants(to: user.name) { roles[grant.role] = roles[grant.role] ?? 0 }
-            }
+            // Roles are the database's (Sync Gateway 3): role() in another collection counts here
+            // too, from sequence 0 (that collection's sequences do not order this one's).
+            for role in try await store.roleGrantsInOtherCollections(to: user.name) where roles[role] == nil { roles[role] = 0 }
             var channels: [String: UInt64] = [ChannelSet.publicChannel: 0]
             func add(_ channel: String, _ seq: UInt64) { channels[channel] = min(channels[channel] ?? .max, seq) }
             let userChannels = collection.isDefault ? user.adminChannels : user.collectionAccess.adminChannels(in: collection)

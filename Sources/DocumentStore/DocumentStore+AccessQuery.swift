@@ -90,6 +90,22 @@ extension DocumentStore {
         }
     }
 
+    /// The roles `role()` gave `user` in the database's other collections: roles are the
+    /// database's (Sync Gateway 3), whichever collection's sync function granted them.
+    public func roleGrantsInOtherCollections(to user: String) async throws(StoreError) -> Set<String> {
+        let own = tableSet
+        return try await read { db in
+            var roles = Set<String>()
+            for tables in try Self.allTableSets(db) where tables != own {
+                try Tables.with(tables) {
+                    let sql = "SELECT DISTINCT role FROM \(Tables.roleGrants) WHERE user = ?"
+                    for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [user]) { roles.insert(row[0]) }
+                }
+            }
+            return roles
+        }
+    }
+
     /// The grants a document's current revision makes, and its channels: for
     /// `_all_docs?channels=true&access=true`.
     public func currentAccess(docIDs: [String]) async throws(StoreError) -> [String: RevisionAccess] {

@@ -16,7 +16,8 @@ extension ShoalNode: SyncAcceptor {
     /// (Basic, session cookie or GUEST) and gets that user's channels and write rules.
     /// Clients that are neither mesh peers nor Shoal replicators are in no-conflicts mode.
     public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async throws(SyncRefusal) -> SyncAcceptance {
-        guard let store = self.database(named: database) else { throw .noDatabase(database) }
+        // A database, never a collection's keyspace: collections are reached through getCollections.
+        guard databaseNames.contains(database), let store = self.database(named: database) else { throw .noDatabase(database) }
         let peerNodeID = headers[WebSocketDialer.nodeIDHeader]
         let security = security(database: database)
         var access = PeerAccess.full

@@ -96,6 +96,12 @@ import TestSupport
         let checkpoint = try await node.request(
             "PUT", "/todo.app.tasks/_local/checkpoint/cp-tasks", json: ["local": 0, "remote": 5], admin: true)
         #expect(checkpoint.status == 201, "\(checkpoint)")
+        let note = Array("a note".utf8)
+        let attached = try await node.request("PUT", "/todo.app.tasks/t3", json: [
+            "title": "with note", "_attachments": ["n.txt": ["content_type": "text/plain", "data": .string(Data(note).base64EncodedString())]],
+        ], admin: true)
+        #expect(attached.status == 201, "\(attached)")
+        let digest = Digests.attachmentDigest(of: note)
         let port = node.ports.publicPort
 
         try await offThePool {
@@ -136,11 +142,18 @@ import TestSupport
             let changes = try client.request("changes")
             #expect(changes.property("collection") == "1", "\(changes)")
             let offered = (try? JSON.parse(changes.body))?.arrayValue ?? []
-            #expect(offered.compactMap { $0[1]?.stringValue } == ["t1", "t2"], "\(changes)")
-            try client.reply(to: changes.number, body: [[], 0])
+            #expect(offered.compactMap { $0[1]?.stringValue } == ["t1", "t3", "t2"], "\(changes)")
+            try client.reply(to: changes.number, body: [[]])
             let rev = try client.request("rev")
             #expect(rev.property("collection") == "1" && rev.property("id") == "t1", "\(rev)")
             #expect(String(decoding: rev.body, as: UTF8.self) == #"{"title":"first"}"#)
+
+            // getAttachment names its collection: the document is looked up there.
+            let fetch = try client.send([("Profile", "getAttachment"), ("collection", "1"), ("digest", digest), ("docID", "t3")])
+            #expect(try client.answer(to: fetch).body == note)
+            let elsewhere = try client.send([("Profile", "getAttachment"), ("collection", "0"), ("digest", digest), ("docID", "t3")])
+            let refusedAttachment = try client.answer(to: elsewhere)
+            #expect(refusedAttachment.type == 2 && refusedAttachment.property("Error-Code") == "403", "\(refusedAttachment)")
 
             // A collection index that getCollections did not define: HTTP 400.
             let stray = try client.send([("Profile", "proposeChanges"), ("collection", "7")], body: [["x", "1-abc9"]])
@@ -162,6 +175,10 @@ import TestSupport
         defer { Task { await node.stop() } }
         let port = node.ports.publicPort
         try await offThePool {
+            // A collection's keyspace has no BLIP endpoint of its own.
+            let socket = try RawSocket(port: port)
+            try socket.write(Array(RawBLIP.upgradeRequest(port: port, path: "/todo._default.lists/_blipsync").utf8))
+            #expect(try socket.readHead().status == 404)
             let client = try RawClient(port: port, path: "/todo/_blipsync", headers: TestNode.basic("alice", "pass"))
             let bad = try client.send([("Profile", "getCollections")], body: ["checkpoint_ids": ["a"], "collections": ["x", "y"]])
             let badAnswer = try client.answer(to: bad)

@@ -121,6 +121,38 @@ import TestSupport
         #expect(user["collection_access"]?["_default"]?["lists"]?["admin_channels"] == ["list.alice"])
     }
 
+    /// `access()` grants channels in its own collection; `role()` grants a role of the
+    /// database, whose channels count in every collection (Sync Gateway 3).
+    @Test func grantsAcrossCollections() async throws {
+        let config = """
+            {"databases": {"todo": {"server": "walrus:",
+              "users": {"bob": {"password": "pass"}},
+              "roles": {"editor": {"admin_channels": ["edits"],
+                                   "collection_access": {"app": {"tasks": {"admin_channels": ["task-edits"]}}}}},
+              "scopes": {"_default": {"collections": {"lists": {"sync": `function(doc) { channel(doc.channels); if (doc.member) { access(doc.member, "list." + doc._id); role(doc.member, "role:editor"); } }`}}},
+                         "app": {"collections": {"tasks": {}}}}}}}
+            """
+        let loaded = try ConfigLoader.load(text: config)
+        let node = try await TestNode.start { configuration in
+            configuration.databases = loaded.configuration.databases
+            configuration.passwordIterations = 1000
+        }
+        defer { Task { await node.stop() } }
+        let bob = TestNode.basic("bob", "pass")
+        #expect(try await node.request("PUT", "/todo/e1", json: ["channels": ["edits"]], admin: true).status == 201)
+        #expect(try await node.request("PUT", "/todo.app.tasks/t1", json: ["channels": ["task-edits"]], admin: true).status == 201)
+        #expect(try await node.request("PUT", "/todo.lists/l2", json: ["channels": ["list.l1"]], admin: true).status == 201)
+        #expect(try await node.request("PUT", "/todo/d2", json: ["channels": ["list.l1"]], admin: true).status == 201)
+        #expect(try await node.request("GET", "/todo/e1", headers: bob).status == 403)
+        #expect(try await node.request("GET", "/todo.app.tasks/t1", headers: bob).status == 403)
+        // A list in `lists` makes bob a member: access() to list.l1 there, role editor everywhere.
+        #expect(try await node.request("PUT", "/todo.lists/l1", json: ["member": "bob"], admin: true).status == 201)
+        #expect(try await node.request("GET", "/todo.lists/l2", headers: bob).status == 200)
+        #expect(try await node.request("GET", "/todo/d2", headers: bob).status == 403)
+        #expect(try await node.request("GET", "/todo/e1", headers: bob).status == 200)
+        #expect(try await node.request("GET", "/todo.app.tasks/t1", headers: bob).status == 200)
+    }
+
     @Test func perCollectionConflictPolicies() async throws {
         let node = try await Self.start()
         defer { Task { await node.stop() } }
