@@ -57,15 +57,12 @@ public struct CollectionAccess: Sendable, Equatable {
         }
     }
 
-    /// `{scope: {collection: {"admin_channels": [...]}}}`, with each collection's
-    /// `all_channels` when `allChannels` gives them; nil when empty.
-    func json(allChannels: [CollectionName: Set<String>]? = nil) -> JSON? {
+    /// `{scope: {collection: {"admin_channels": [...]}}}`; nil when empty.
+    func json() -> JSON? {
         guard !channels.isEmpty else { return nil }
         var scopes: [String: [String: JSON]] = [:]
         for (name, set) in channels {
-            var entry: [String: JSON] = ["admin_channels": PrincipalValidation.sortedArray(set)]
-            if let all = allChannels?[name] { entry["all_channels"] = PrincipalValidation.sortedArray(all) }
-            scopes[name.scope, default: [:]][name.name] = .object(entry)
+            scopes[name.scope, default: [:]][name.name] = .object(["admin_channels": PrincipalValidation.sortedArray(set)])
         }
         return .object(scopes.mapValues { .object($0) })
     }

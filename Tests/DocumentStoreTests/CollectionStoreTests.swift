@@ -61,6 +61,28 @@ import TestSupport
         #expect(try await listStore.principal(.user, named: "alice") != nil)
     }
 
+    /// A rekey re-encrypts the whole file, collections included, and they go on
+    /// through the new connections.
+    @Test func collectionsFollowARekey() async throws {
+        let directory = TemporaryDirectory()
+        let key = EncryptionKey.key(Array(repeating: 0x5A, count: 32))
+        do {
+            let test = try TestStore(directory: directory)
+            let listStore = try test.store.collection(lists)
+            try await listStore.put("before", ["n": 1])
+            _ = try await test.store.rekey(to: key)
+            try await listStore.put("after", ["n": 2])
+            #expect(listStore.isEncrypted)
+            #expect(try await listStore.changes(since: 0).map(\.docID) == ["before", "after"])
+            test.store.close()
+        }
+        let test = try TestStore(directory: directory, encryption: key)
+        defer { test.destroy() }
+        let listStore = try test.store.collection(lists)
+        #expect(try await listStore.revision("after").1.body == ["n": 2])
+        #expect(listStore.info().docCount == 2)
+    }
+
     @Test func compactionKeepsBlobsOfNamedCollections() async throws {
         let test = try TestStore()
         defer { test.destroy() }
