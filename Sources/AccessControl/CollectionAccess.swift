@@ -16,6 +16,27 @@ public struct CollectionAccess: Sendable, Equatable {
         channels[collection] ?? []
     }
 
+    /// The keys under which a principal's `seqs` keep, per collection, the collection's
+    /// sequence from which each of these channels counts.
+    var sequenceKeys: Set<String> {
+        Set(channels.flatMap { name, set in set.map { Self.sequenceKey(name, $0) } })
+    }
+
+    static let sequenceKeyPrefix = "collection:"
+
+    /// `collection:<scope>.<name>:<channel>`.
+    static func sequenceKey(_ collection: CollectionName, _ channel: String) -> String {
+        "\(sequenceKeyPrefix)\(collection):\(channel)"
+    }
+
+    /// The collection a sequence key names (nil: not a collection's key).
+    static func collection(ofSequenceKey key: String) -> CollectionName? {
+        guard key.hasPrefix(sequenceKeyPrefix) else { return nil }
+        let rest = key.dropFirst(sequenceKeyPrefix.count)
+        guard let colon = rest.firstIndex(of: ":") else { return nil }
+        return CollectionName(String(rest[..<colon]))
+    }
+
     /// Parses a `collection_access` object; entries present replace those named, the
     /// others stay (`merging` is the principal's current access).
     static func parse(_ value: JSON, merging current: CollectionAccess) throws(PrincipalError) -> CollectionAccess {

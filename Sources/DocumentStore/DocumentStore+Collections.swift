@@ -38,6 +38,13 @@ extension DocumentStore {
     /// the one that owns the file, the principals and the sessions.
     public var databaseStore: DocumentStore { base ?? self }
 
+    /// The latest sequence of one of the database's collections (nil: not open).
+    public func lastSequence(of collection: CollectionName) -> UInt64? {
+        let database = databaseStore
+        if collection.isDefault { return database.lastSequence }
+        return database.namedCollections.withLock { $0[collection] }?.lastSequence
+    }
+
     /// The named collections this database's file holds (created by this or an earlier
     /// run), in name order.
     public func storedCollections() async throws(StoreError) -> [CollectionName] {

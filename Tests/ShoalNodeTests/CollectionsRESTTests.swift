@@ -119,6 +119,16 @@ import TestSupport
         #expect(try await node.request("GET", "/todo.lists/l1", headers: alice).status == 200)
         let user = try await node.request("GET", "/todo/_user/alice", admin: true).json
         #expect(user["collection_access"]?["_default"]?["lists"]?["admin_channels"] == ["list.alice"])
+
+        // A channel given later in `lists` counts from that collection's next sequence:
+        // a feed since before it backfills the channel's older documents.
+        let since = try #require(lists["last_seq"]?.intValue)
+        let grant = try await node.request("PUT", "/todo/_user/alice", json: [
+            "collection_access": ["_default": ["lists": ["admin_channels": ["list.alice", "list.bob"]]]],
+        ], admin: true)
+        #expect(grant.status == 200, "\(grant)")
+        let backfilled = try await node.request("GET", "/todo.lists/_changes?since=\(since)", headers: alice).json
+        #expect(backfilled["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == ["l2"], "\(backfilled)")
     }
 
     /// `access()` grants channels in its own collection; `role()` grants a role of the
