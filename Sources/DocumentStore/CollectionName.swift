@@ -11,9 +11,9 @@ public struct CollectionName: Hashable, Sendable, Comparable, CustomStringConver
 
     /// A collection name, or nil when either part breaks Sync Gateway's rule: 1–251
     /// characters among letters, digits, `_`, `-` and `%`, not starting with `_` or `%`
-    /// (except `_default` itself).
+    /// (except `_default` itself, which as a collection exists only in the `_default` scope).
     public init?(scope: String, name: String) {
-        guard Self.isValid(scope), Self.isValid(name) else { return nil }
+        guard Self.isValid(scope), Self.isValid(name), name != Self.defaultName || scope == Self.defaultName else { return nil }
         self.scope = scope
         self.name = name
     }

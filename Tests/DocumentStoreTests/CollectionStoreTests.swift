@@ -100,6 +100,8 @@ import TestSupport
         #expect(CollectionName("app.tasks")?.scope == "app")
         #expect(CollectionName("_default._default")?.isDefault == true)
         #expect(CollectionName("a.b.c") == nil)
+        #expect(CollectionName("app._default") == nil)
+        #expect(CollectionName("_default.app")?.name == "app")
         #expect(CollectionName("_private") == nil)
         #expect(CollectionName("has space") == nil)
         #expect(CollectionName("") == nil)

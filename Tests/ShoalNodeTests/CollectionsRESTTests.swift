@@ -43,6 +43,34 @@ import TestSupport
         }
     }
 
+    @Test func scopesConfig() throws {
+        let loaded = try ConfigLoader.load(text: """
+            {"databases": {"db": {"sync": "function(doc) { channel('old'); }", "scopes": {
+              "_default": {"collections": {"_default": {"sync": "function(doc) { channel('new'); }", "conflicts": {"default": "none"}},
+                                           "notes": {"import_filter": "function(doc) { return true; }"}}}}}}}
+            """)
+        let database = loaded.configuration.databases[0]
+        #expect(database.sync == "function(doc) { channel('new'); }")
+        #expect(database.conflicts.defaultPolicy == .none)
+        #expect(database.collections.map(\.name.description) == ["_default.notes"])
+        #expect(database.collections.first?.sync == nil)
+        #expect(loaded.warnings.contains { $0.contains("collection \"_default.notes\": key \"import_filter\"") }, "\(loaded.warnings)")
+        for (bad, reason) in [
+            (#"{"_x": {"collections": {"a": {}}}}"#, "invalid collection name \"_x.a\""),
+            (#"{"app": {"collections": {"_default": {}}}}"#, "invalid collection name \"app._default\""),
+            (#"{"app": {"things": {}}}"#, "scope \"app\" must be an object with a \"collections\" object"),
+            (#"{"app": {"collections": {"a": {"sync": 3}}}}"#, "\"sync\" must be a JavaScript function"),
+            (#"[]"#, "\"scopes\" must be an object"),
+        ] {
+            #expect(throws: ConfigLoader.ConfigError.self) { try ConfigLoader.load(text: #"{"databases": {"db": {"scopes": "# + bad + "}}}") }
+            do {
+                _ = try ConfigLoader.load(text: #"{"databases": {"db": {"scopes": "# + bad + "}}}")
+            } catch let error as ConfigLoader.ConfigError {
+                #expect(error.message.contains(reason), "\(error.message)")
+            }
+        }
+    }
+
     @Test func keyspacesServeEachCollection() async throws {
         let node = try await Self.start()
         defer { Task { await node.stop() } }
