@@ -14,7 +14,7 @@ extension DatabaseSecurity {
         } else {
             user = try User(json: json, name: name, passwordIterations: passwordIterations)
         }
-        var keys = user.adminChannels
+        var keys = user.adminChannels.union(user.collectionAccess.sequenceKeys)
         for role in user.adminRoles { keys.insert("role:\(role)") }
         try await save(.user, name: name, body: user.storedJSON, keys: keys, previous: existing)
         verified.withLock { _ = $0.removeValue(forKey: name) }
@@ -31,24 +31,34 @@ extension DatabaseSecurity {
         } else {
             role = try Role(json: json, name: name)
         }
-        try await save(.role, name: name, body: role.storedJSON, keys: role.adminChannels, previous: existing)
+        try await save(
+            .role, name: name, body: role.storedJSON, keys: role.adminChannels.union(role.collectionAccess.sequenceKeys),
+            previous: existing)
         return existing == nil
     }
 
     /// Saves a principal with `seqs`: the sequence from which each of `keys` counts
     /// (kept for keys it already had, the next sequence for new ones). Keys it had and
-    /// lost are recorded as revocations (a user's `role:<name>` keys as roles).
+    /// lost are recorded as revocations (a user's `role:<name>` keys as roles). Channels of
+    /// named collections (`collection_access`) count from their collection's next sequence.
     private func save(_ kind: DocumentStore.PrincipalKind, name: String, body: JSON, keys: Set<String>, previous: StoredPrincipal?) async throws(PrincipalError) {
         let old = Self.sequences(previous)
         let grantee = kind == .user ? name : "role:\(name)"
-        let revoked = old.keys.filter { !keys.contains($0) }.sorted().map { key in
+        let lost = old.keys.filter { !keys.contains($0) && CollectionAccess.collection(ofSequenceKey: $0) == nil }
+        let revoked = lost.sorted().map { key in
             kind == .user && key.hasPrefix("role:")
                 ? Revocation(grantee: grantee, kind: .role, name: String(key.dropFirst("role:".count)))
                 : Revocation(grantee: grantee, kind: .channel, name: key)
         }
         let next = store.lastSequence + 1
         var seqs: [String: JSON] = [:]
-        for key in keys { seqs[key] = .int(Int64(clamping: old[key] ?? next)) }
+        for key in keys {
+            var start = next
+            if let collection = CollectionAccess.collection(ofSequenceKey: key) {
+                start = (store.lastSequence(of: collection) ?? 0) + 1
+            }
+            seqs[key] = .int(Int64(clamping: old[key] ?? start))
+        }
         guard case .object(var object) = body else { return }
         object["seqs"] = .object(seqs)
         do throws(StoreError) {

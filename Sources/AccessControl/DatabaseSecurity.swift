@@ -150,15 +150,27 @@ public final class DatabaseSecurity: Sendable {
     /// `access(for:)` with the user's stored form already read.
     func access(for user: User, stored storedUser: StoredPrincipal?) async throws(PrincipalError) -> UserAccess {
         do throws(StoreError) {
+            // A named collection has sequences of its own: its channels' starts are kept
+            // under their own keys (`CollectionAccess.sequenceKey`), and admin roles count
+            // there from 0 (their sequences are the default collection's).
+            let collection = store.collection
             let userSeqs = Self.sequences(storedUser)
+            let userSince = collection.isDefault ? storedUser?.sequence ?? 0 : 0
+            func seqKey(_ channel: String) -> String {
+                collection.isDefault ? channel : CollectionAccess.sequenceKey(collection, channel)
+            }
             var roles: [String: UInt64] = [:]
-            for role in user.adminRoles { roles[role] = userSeqs["role:\(role)"] ?? storedUser?.sequence ?? 0 }
+            for role in user.adminRoles { roles[role] = collection.isDefault ? userSeqs["role:\(role)"] ?? userSince : 0 }
             for grant in try await store.roleGrants(to: user.name) {
                 roles[grant.role] = min(roles[grant.role] ?? .max, grant.sequence)
             }
+            // Roles are the database's (Sync Gateway 3): role() in another collection counts here
+            // too, from sequence 0 (that collection's sequences do not order this one's).
+            for role in try await store.roleGrantsInOtherCollections(to: user.name) where roles[role] == nil { roles[role] = 0 }
             var channels: [String: UInt64] = [ChannelSet.publicChannel: 0]
             func add(_ channel: String, _ seq: UInt64) { channels[channel] = min(channels[channel] ?? .max, seq) }
-            for channel in user.adminChannels { add(channel, userSeqs[channel] ?? storedUser?.sequence ?? 0) }
+            let userChannels = collection.isDefault ? user.adminChannels : user.collectionAccess.adminChannels(in: collection)
+            for channel in userChannels { add(channel, userSeqs[seqKey(channel)] ?? userSince) }
             var grantees = [user.name]
             var roleSince: [String: UInt64] = [:]
             for (name, since) in roles {
@@ -166,7 +178,9 @@ public final class DatabaseSecurity: Sendable {
                     continue
                 }
                 let roleSeqs = Self.sequences(storedRole)
-                for channel in role.adminChannels { add(channel, max(since, roleSeqs[channel] ?? storedRole.sequence)) }
+                let roleChannels = collection.isDefault ? role.adminChannels : role.collectionAccess.adminChannels(in: collection)
+                let roleStored = collection.isDefault ? storedRole.sequence : 0
+                for channel in roleChannels { add(channel, max(since, roleSeqs[seqKey(channel)] ?? roleStored)) }
                 grantees.append("role:\(name)")
                 roleSince["role:\(name)"] = since
             }

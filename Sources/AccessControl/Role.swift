@@ -10,6 +10,8 @@ public struct Role: Sendable, Equatable {
     public var name: String
     /// Channels set by the admin API or the config.
     public var adminChannels: Set<String>
+    /// Admin channels in named collections (`collection_access`).
+    public var collectionAccess = CollectionAccess()
 
     public init(name: String, adminChannels: Set<String> = []) {
         self.name = name
@@ -35,7 +37,7 @@ public struct Role: Sendable, Equatable {
     }
 
     private mutating func apply(_ body: [String: JSON]) throws(PrincipalError) {
-        for key in body.keys where !["name", "admin_channels", "all_channels"].contains(key) {
+        for key in body.keys where !["name", "admin_channels", "all_channels", "collection_access"].contains(key) {
             throw PrincipalError(reason: "Unknown field \"\(key)\" in role definition")
         }
         if let channels = body["admin_channels"] {
@@ -43,25 +45,33 @@ public struct Role: Sendable, Equatable {
             try PrincipalValidation.validateChannels(set, field: "admin_channels")
             adminChannels = set
         }
+        if let access = body["collection_access"] {
+            collectionAccess = try CollectionAccess.parse(access, merging: collectionAccess)
+        }
     }
 
     /// The stored form.
     public var storedJSON: JSON {
-        .object(["name": .string(name), "admin_channels": PrincipalValidation.sortedArray(adminChannels)])
+        var object: [String: JSON] = ["name": .string(name), "admin_channels": PrincipalValidation.sortedArray(adminChannels)]
+        if let access = collectionAccess.json() { object["collection_access"] = access }
+        return .object(object)
     }
 
     /// Reads the stored form (nil when it is not one).
     public init?(stored json: JSON) {
         guard let name = json["name"]?.stringValue else { return nil }
         self.init(name: name, adminChannels: Set(json["admin_channels"]?.arrayValue?.compactMap(\.stringValue) ?? []))
+        collectionAccess = CollectionAccess(stored: json["collection_access"])
     }
 
     /// Sync Gateway's GET `/{db}/_role/{name}` body.
     public func publicJSON(allChannels: Set<String>) -> JSON {
-        .object([
+        var object: [String: JSON] = [
             "name": .string(name),
             "admin_channels": PrincipalValidation.sortedArray(adminChannels),
             "all_channels": PrincipalValidation.sortedArray(allChannels),
-        ])
+        ]
+        if let access = collectionAccess.json() { object["collection_access"] = access }
+        return .object(object)
     }
 }

@@ -18,6 +18,8 @@ public struct User: Sendable, Equatable {
     public var adminRoles: Set<String>
     public var disabled: Bool
     public var email: String?
+    /// Admin channels in named collections (`collection_access`).
+    public var collectionAccess = CollectionAccess()
 
     public init(name: String, passwordHash: PasswordHash? = nil, adminChannels: Set<String> = [], adminRoles: Set<String> = [], disabled: Bool = false, email: String? = nil) {
         self.name = name
@@ -30,7 +32,7 @@ public struct User: Sendable, Equatable {
 
     public var isGuest: Bool { name == Self.guestName }
 
-    static let inputKeys: Set<String> = ["name", "password", "admin_channels", "admin_roles", "disabled", "email", "all_channels", "roles"]
+    static let inputKeys: Set<String> = ["name", "password", "admin_channels", "admin_roles", "disabled", "email", "all_channels", "roles", "collection_access"]
 
     /// A new user from a PUT/POST body or a config entry; `name` (URL or config key)
     /// must match a `name` in the body. A user other than GUEST needs a password.
@@ -78,6 +80,9 @@ public struct User: Sendable, Equatable {
             for role in set { try PrincipalValidation.validateName(role, kind: "role") }
             adminRoles = set
         }
+        if let access = body["collection_access"] {
+            collectionAccess = try CollectionAccess.parse(access, merging: collectionAccess)
+        }
         if let value = body["disabled"] {
             guard case .bool(let flag) = value else { throw PrincipalError(reason: "Invalid disabled: must be true or false") }
             disabled = flag
@@ -101,6 +106,7 @@ public struct User: Sendable, Equatable {
         ]
         if let passwordHash { object["password_hash"] = .string(passwordHash.encoded) }
         if let email { object["email"] = .string(email) }
+        if let access = collectionAccess.json() { object["collection_access"] = access }
         return .object(object)
     }
 
@@ -113,6 +119,7 @@ public struct User: Sendable, Equatable {
         adminRoles = Set(json["admin_roles"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         disabled = json["disabled"]?.boolValue ?? false
         email = json["email"]?.stringValue
+        collectionAccess = CollectionAccess(stored: json["collection_access"])
     }
 
     /// Sync Gateway's GET `/{db}/_user/{name}` body, given the user's effective channels
@@ -127,6 +134,7 @@ public struct User: Sendable, Equatable {
         ]
         if disabled { object["disabled"] = true }
         if let email { object["email"] = .string(email) }
+        if let access = collectionAccess.json() { object["collection_access"] = access }
         return .object(object)
     }
 }

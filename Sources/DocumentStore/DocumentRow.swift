@@ -32,7 +32,7 @@ struct DocumentRow {
     }
 
     static func load(_ db: Database, key: String) throws -> DocumentRow? {
-        let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM docs WHERE key = ?")
+        let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM \(Tables.docs) WHERE key = ?")
         guard let row = try Row.fetchOne(statement, arguments: [key]) else { return nil }
         return try DocumentRow(row: row)
     }
@@ -40,7 +40,7 @@ struct DocumentRow {
     /// Only the revision tree and latest sequence (no body): for lookups that never
     /// read a body, such as `_revs_diff` on every replicated `changes` batch.
     static func loadTree(_ db: Database, key: String) throws -> (tree: RevTree, sequence: UInt64)? {
-        let statement = try db.cachedStatement(sql: "SELECT tree, seq FROM docs WHERE key = ?")
+        let statement = try db.cachedStatement(sql: "SELECT tree, seq FROM \(Tables.docs) WHERE key = ?")
         guard let row = try Row.fetchOne(statement, arguments: [key]) else { return nil }
         let bytes: Data = row[0]
         do {
@@ -53,7 +53,7 @@ struct DocumentRow {
     /// The stored body bytes of `rev`, or nil when not stored.
     func bodyBytes(_ db: Database, of rev: RevID) throws -> [UInt8]? {
         if rev == tree.winner { return winnerBody }
-        let statement = try db.cachedStatement(sql: "SELECT body FROM revs WHERE doc = ? AND rev = ?")
+        let statement = try db.cachedStatement(sql: "SELECT body FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
         return try Data.fetchOne(statement, arguments: [rowID, rev.description]).map { [UInt8]($0) }
     }
 

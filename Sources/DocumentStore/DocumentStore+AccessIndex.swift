@@ -34,7 +34,7 @@ extension DocumentStore {
         guard let access else { return }
         // An empty access is not stored: a missing row reads as empty.
         if !access.isEmpty {
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO rev_access(doc, rev, data) VALUES (?, ?, ?)")
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(Tables.revAccess)(doc, rev, data) VALUES (?, ?, ?)")
                 .execute(arguments: [docRow, rev.description, Data(access.json.canonicalBytes())])
         } else if isNew {
             return
@@ -50,13 +50,13 @@ extension DocumentStore {
     /// The index rows of a document's first revision.
     private static func insertNewAccess(_ db: Database, docRow: Int64, rev: RevID, access: RevisionAccess, sequence: UInt64) throws {
         let seq = Int64(clamping: sequence)
-        let channel = try db.cachedStatement(sql: "INSERT INTO doc_channels(channel, doc, seq, rev, removed) VALUES (?, ?, ?, ?, 0)")
+        let channel = try db.cachedStatement(sql: "INSERT INTO \(Tables.docChannels)(channel, doc, seq, rev, removed) VALUES (?, ?, ?, ?, 0)")
         for name in access.channels { try channel.execute(arguments: [name, docRow, seq, rev.description]) }
-        let grant = try db.cachedStatement(sql: "INSERT INTO access_grants(grantee, channel, doc, seq) VALUES (?, ?, ?, ?)")
+        let grant = try db.cachedStatement(sql: "INSERT INTO \(Tables.accessGrants)(grantee, channel, doc, seq) VALUES (?, ?, ?, ?)")
         for (grantee, channels) in access.access {
             for name in channels { try grant.execute(arguments: [grantee, name, docRow, seq]) }
         }
-        let role = try db.cachedStatement(sql: "INSERT INTO role_grants(user, role, doc, seq) VALUES (?, ?, ?, ?)")
+        let role = try db.cachedStatement(sql: "INSERT INTO \(Tables.roleGrants)(user, role, doc, seq) VALUES (?, ?, ?, ?)")
         for (user, roles) in access.roles {
             for name in roles { try role.execute(arguments: [user, name, docRow, seq]) }
         }
@@ -64,7 +64,7 @@ extension DocumentStore {
 
     /// The stored access of one revision (nil when none was recorded).
     static func loadAccess(_ db: Database, docRow: Int64, rev: RevID) throws -> RevisionAccess? {
-        let statement = try db.cachedStatement(sql: "SELECT data FROM rev_access WHERE doc = ? AND rev = ?")
+        let statement = try db.cachedStatement(sql: "SELECT data FROM \(Tables.revAccess) WHERE doc = ? AND rev = ?")
         guard let data = try Data.fetchOne(statement, arguments: [docRow, rev.description]) else { return nil }
         return RevisionAccess(json: (try? JSON.parse([UInt8](data))) ?? .null)
     }
@@ -79,9 +79,9 @@ extension DocumentStore {
 
         // Channels.
         let current = try String.fetchSet(
-            db.cachedStatement(sql: "SELECT channel FROM doc_channels WHERE doc = ? AND removed = 0"), arguments: [docRow])
+            db.cachedStatement(sql: "SELECT channel FROM \(Tables.docChannels) WHERE doc = ? AND removed = 0"), arguments: [docRow])
         let upsert = try db.cachedStatement(sql: """
-            INSERT INTO doc_channels(channel, doc, seq, rev, removed) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO \(Tables.docChannels)(channel, doc, seq, rev, removed) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT(channel, doc) DO UPDATE SET seq = excluded.seq, rev = excluded.rev, removed = excluded.removed
             """)
         for channel in winnerAccess.channels {
@@ -91,8 +91,8 @@ extension DocumentStore {
             try upsert.execute(arguments: [channel, docRow, seq, rev, true])
         }
 
-        try indexGrants(db, table: "access_grants", columns: ("grantee", "channel"), kind: .channel, docRow: docRow, wanted: winnerAccess.access, sequence: seq)
-        try indexGrants(db, table: "role_grants", columns: ("user", "role"), kind: .role, docRow: docRow, wanted: winnerAccess.roles, sequence: seq)
+        try indexGrants(db, table: Tables.accessGrants, columns: ("grantee", "channel"), kind: .channel, docRow: docRow, wanted: winnerAccess.access, sequence: seq)
+        try indexGrants(db, table: Tables.roleGrants, columns: ("user", "role"), kind: .role, docRow: docRow, wanted: winnerAccess.roles, sequence: seq)
     }
 
     /// Makes a grant table hold exactly `wanted` (first column → second-column values)
@@ -138,7 +138,7 @@ extension DocumentStore {
 
     /// Forgets everything the index holds about a document (purge).
     static func removeAccess(_ db: Database, docRow: Int64) throws {
-        for table in ["rev_access", "doc_channels", "access_grants", "role_grants"] {
+        for table in [Tables.revAccess, Tables.docChannels, Tables.accessGrants, Tables.roleGrants] {
             try db.execute(sql: "DELETE FROM \(table) WHERE doc = ?", arguments: [docRow])
         }
     }

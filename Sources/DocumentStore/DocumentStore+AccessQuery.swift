@@ -50,18 +50,18 @@ extension DocumentStore {
     /// when the document does not exist.
     public func documentChannels(docID: String) async throws(StoreError) -> Set<String>? {
         try await read { db in
-            guard let rowID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM docs WHERE key = ?"), arguments: [docID]) else {
+            guard let rowID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM \(Tables.docs) WHERE key = ?"), arguments: [docID]) else {
                 return nil
             }
             return try String.fetchSet(
-                db.cachedStatement(sql: "SELECT channel FROM doc_channels WHERE doc = ? AND removed = 0"), arguments: [rowID])
+                db.cachedStatement(sql: "SELECT channel FROM \(Tables.docChannels) WHERE doc = ? AND removed = 0"), arguments: [rowID])
         }
     }
 
     /// What a revision of a document means for access, if it was recorded.
     public func revisionAccess(docID: String, rev: RevID) async throws(StoreError) -> RevisionAccess? {
         try await read { db in
-            guard let rowID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM docs WHERE key = ?"), arguments: [docID]) else {
+            guard let rowID = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM \(Tables.docs) WHERE key = ?"), arguments: [docID]) else {
                 return nil
             }
             return try Self.loadAccess(db, docRow: rowID, rev: rev)
@@ -72,7 +72,7 @@ extension DocumentStore {
     public func channelGrants(to grantees: [String]) async throws(StoreError) -> [ChannelGrant] {
         guard !grantees.isEmpty else { return [] }
         return try await read { db in
-            let sql = "SELECT grantee, channel, MIN(seq) FROM access_grants WHERE grantee IN (\(grantees.map { _ in "?" }.joined(separator: ","))) GROUP BY grantee, channel"
+            let sql = "SELECT grantee, channel, MIN(seq) FROM \(Tables.accessGrants) WHERE grantee IN (\(grantees.map { _ in "?" }.joined(separator: ","))) GROUP BY grantee, channel"
             // Cached: a user's pull asks for its grants before every batch.
             return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(grantees)).map {
                 ChannelGrant(grantee: $0[0], channel: $0[1], sequence: UInt64($0[2] as Int64))
@@ -84,9 +84,25 @@ extension DocumentStore {
     public func roleGrants(to user: String) async throws(StoreError) -> [RoleGrant] {
         try await read { db in
             try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT user, role, MIN(seq) FROM role_grants WHERE user = ? GROUP BY user, role"),
+                db.cachedStatement(sql: "SELECT user, role, MIN(seq) FROM \(Tables.roleGrants) WHERE user = ? GROUP BY user, role"),
                 arguments: [user]
             ).map { RoleGrant(user: $0[0], role: $0[1], sequence: UInt64($0[2] as Int64)) }
+        }
+    }
+
+    /// The roles `role()` gave `user` in the database's other collections: roles are the
+    /// database's (Sync Gateway 3), whichever collection's sync function granted them.
+    public func roleGrantsInOtherCollections(to user: String) async throws(StoreError) -> Set<String> {
+        let own = tableSet
+        return try await read { db in
+            var roles = Set<String>()
+            for tables in try Self.allTableSets(db) where tables != own {
+                try Tables.with(tables) {
+                    let sql = "SELECT DISTINCT role FROM \(Tables.roleGrants) WHERE user = ?"
+                    for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [user]) { roles.insert(row[0]) }
+                }
+            }
+            return roles
         }
     }
 
@@ -96,7 +112,7 @@ extension DocumentStore {
         try await read { db in
             var result: [String: RevisionAccess] = [:]
             let statement = try db.cachedStatement(sql: """
-                SELECT a.data FROM docs d JOIN rev_access a ON a.doc = d.id AND a.rev = d.winner WHERE d.key = ?
+                SELECT a.data FROM \(Tables.docs) d JOIN \(Tables.revAccess) a ON a.doc = d.id AND a.rev = d.winner WHERE d.key = ?
                 """)
             for key in docIDs {
                 if let data = try Data.fetchOne(statement, arguments: [key]) {
@@ -118,7 +134,7 @@ extension DocumentStore {
         try await read { db in
             let sql = """
                 SELECT d.key, d.seq, d.tree, \(includeBodies ? "d.body" : "NULL"), c.seq, c.rev, c.removed
-                FROM doc_channels c JOIN docs d ON d.id = c.doc
+                FROM \(Tables.docChannels) c JOIN \(Tables.docs) d ON d.id = c.doc
                 WHERE c.channel = ? AND c.seq > ? ORDER BY c.seq\(limit.map { " LIMIT \(max(0, $0))" } ?? "")
                 """
             let statement = try db.cachedStatement(sql: sql)
@@ -165,11 +181,11 @@ extension DocumentStore {
         return try await read { db in
             let lostMarks = lost.map { _ in "?" }.joined(separator: ",")
             let keptClause = kept.isEmpty ? "" : """
-                 AND NOT EXISTS (SELECT 1 FROM doc_channels k WHERE k.doc = d.id AND k.removed = 0
+                 AND NOT EXISTS (SELECT 1 FROM \(Tables.docChannels) k WHERE k.doc = d.id AND k.removed = 0
                  AND k.channel IN (\(kept.map { _ in "?" }.joined(separator: ","))))
                 """
             let sql = """
-                SELECT d.key, d.seq, d.tree, NULL FROM docs d WHERE EXISTS (SELECT 1 FROM doc_channels c
+                SELECT d.key, d.seq, d.tree, NULL FROM \(Tables.docs) d WHERE EXISTS (SELECT 1 FROM \(Tables.docChannels) c
                 WHERE c.doc = d.id AND c.removed = 0 AND c.channel IN (\(lostMarks)))\(keptClause) ORDER BY d.seq
                 """
             let arguments = StatementArguments(lost.sorted() + kept.sorted())

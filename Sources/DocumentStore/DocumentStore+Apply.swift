@@ -92,12 +92,12 @@ extension DocumentStore {
         if let existing {
             try storeBody(db, existing: existing, tree: tree, rev: revID, bytes: bytes, sequence: sequence)
             if !removed.isEmpty {
-                let statement = try db.cachedStatement(sql: "DELETE FROM revs WHERE doc = ? AND rev = ?")
+                let statement = try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
                 for rev in removed { try statement.execute(arguments: [existing.rowID, rev.description]) }
             }
         } else {
             let statement = try db.cachedStatement(sql: """
-                INSERT INTO docs(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO \(Tables.docs)(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """)
             try statement.execute(arguments: [
                 update.docID, Int64(sequence), revID.description, tree.isDeleted, tree.hasConflict,
@@ -106,7 +106,7 @@ extension DocumentStore {
         }
         if access != nil {
             let docRow = existing?.rowID ?? db.lastInsertedRowID
-            let forget = try db.cachedStatement(sql: "DELETE FROM rev_access WHERE doc = ? AND rev = ?")
+            let forget = try db.cachedStatement(sql: "DELETE FROM \(Tables.revAccess) WHERE doc = ? AND rev = ?")
             for rev in removed { try forget.execute(arguments: [docRow, rev.description]) }
             try recordAccess(db, docRow: docRow, rev: revID, access: access, winner: tree.winner!, sequence: sequence, isNew: existing == nil)
         }
@@ -143,7 +143,7 @@ extension DocumentStore {
             parentBody: nil, parentDeleted: false)
         tree.stem(limit: context.revsLimit)
         let statement = try db.cachedStatement(sql: """
-            INSERT INTO docs(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO \(Tables.docs)(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO NOTHING
             """)
         try DirectBinding.execute(statement, [
@@ -244,7 +244,7 @@ extension DocumentStore {
         let oldWinner = existing.tree.winner
         let newWinner = tree.winner!
         var winnerBody: [UInt8]? = existing.winnerBody
-        let insertRev = try db.cachedStatement(sql: "INSERT OR REPLACE INTO revs(doc, rev, body) VALUES (?, ?, ?)")
+        let insertRev = try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(Tables.revs)(doc, rev, body) VALUES (?, ?, ?)")
         if oldWinner != newWinner {
             if let oldWinner, let oldBody = existing.winnerBody, tree.contains(oldWinner) {
                 try insertRev.execute(arguments: [existing.rowID, oldWinner.description, Data(oldBody)])
@@ -253,7 +253,7 @@ extension DocumentStore {
                 winnerBody = bytes
             } else {
                 winnerBody = try existing.bodyBytes(db, of: newWinner)
-                try db.cachedStatement(sql: "DELETE FROM revs WHERE doc = ? AND rev = ?")
+                try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
                     .execute(arguments: [existing.rowID, newWinner.description])
             }
         } else if newWinner == rev {
@@ -263,7 +263,7 @@ extension DocumentStore {
             try insertRev.execute(arguments: [existing.rowID, rev.description, Data(bytes)])
         }
         let update = try db.cachedStatement(sql: """
-            UPDATE docs SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?
+            UPDATE \(Tables.docs) SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?
             """)
         try update.execute(arguments: [
             Int64(sequence), newWinner.description, tree.isDeleted, tree.hasConflict,
@@ -273,7 +273,7 @@ extension DocumentStore {
 
     static func saveCounters(_ db: Database, _ counters: Counters, previous: Counters) throws {
         guard counters.lastSequence != previous.lastSequence || counters.docCount != previous.docCount else { return }
-        let statement = try db.cachedStatement(sql: "UPDATE meta SET value = ? WHERE key = ?")
+        let statement = try db.cachedStatement(sql: "UPDATE \(Tables.meta) SET value = ? WHERE key = ?")
         try statement.execute(arguments: [Int64(counters.lastSequence), "last_seq"])
         try statement.execute(arguments: [counters.docCount, "doc_count"])
     }

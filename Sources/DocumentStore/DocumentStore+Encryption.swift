@@ -125,5 +125,5 @@ extension DocumentStore {
     }
 
     /// Whether the database file is encrypted now.
-    public var isEncrypted: Bool { encryptedState.withLock { $0 } }
+    public var isEncrypted: Bool { base?.isEncrypted ?? encryptedState.withLock { $0 } }
 }

@@ -19,7 +19,7 @@ extension DocumentStore {
     /// A local document by its ID (without the `_local/` prefix).
     public func localDocument(_ id: String) async throws(StoreError) -> LocalDocument? {
         try await read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT gen, body FROM local_docs WHERE key = ?", arguments: [id]) else {
+            guard let row = try Row.fetchOne(db, sql: "SELECT gen, body FROM \(Tables.localDocs) WHERE key = ?", arguments: [id]) else {
                 return nil
             }
             let bytes: Data = row[1]
@@ -38,12 +38,12 @@ extension DocumentStore {
             throw StoreError(.tooLarge, reason: "Document exceeds the maximum size of \(configuration.maxDocumentSize) bytes")
         }
         let result: Result<String, StoreError> = try await write { db in
-            let current = try Int64.fetchOne(db, sql: "SELECT gen FROM local_docs WHERE key = ?", arguments: [id])
+            let current = try Int64.fetchOne(db, sql: "SELECT gen FROM \(Tables.localDocs) WHERE key = ?", arguments: [id])
             if let current, rev != "0-\(current)" { return .failure(.updateConflict) }
             if current == nil, let rev, !rev.isEmpty { return .failure(.updateConflict) }
             let next = (current ?? 0) + 1
             try db.execute(
-                sql: "INSERT OR REPLACE INTO local_docs(key, gen, body) VALUES (?, ?, ?)",
+                sql: "INSERT OR REPLACE INTO \(Tables.localDocs)(key, gen, body) VALUES (?, ?, ?)",
                 arguments: [id, next, Data(bytes)])
             return .success("0-\(next)")
         }
@@ -53,11 +53,11 @@ extension DocumentStore {
     /// Deletes a local document; `rev` must be current.
     public func deleteLocal(_ id: String, rev: String?) async throws(StoreError) {
         let result: Result<Void, StoreError> = try await write { db in
-            guard let current = try Int64.fetchOne(db, sql: "SELECT gen FROM local_docs WHERE key = ?", arguments: [id]) else {
+            guard let current = try Int64.fetchOne(db, sql: "SELECT gen FROM \(Tables.localDocs) WHERE key = ?", arguments: [id]) else {
                 return .failure(.missing)
             }
             guard rev == "0-\(current)" else { return .failure(.updateConflict) }
-            try db.execute(sql: "DELETE FROM local_docs WHERE key = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM \(Tables.localDocs) WHERE key = ?", arguments: [id])
             return .success(())
         }
         try result.get()

@@ -15,17 +15,22 @@ extension DocumentStore {
     @discardableResult
     public func compact(blobGracePeriod: TimeInterval = 60) async throws(StoreError) -> CompactionReport {
         var report = CompactionReport()
-        let docRows: [Int64] = try await read { db in try Int64.fetchAll(db, sql: "SELECT DISTINCT doc FROM revs") }
+        let docRows: [Int64] = try await read { db in try Int64.fetchAll(db, sql: "SELECT DISTINCT doc FROM \(Tables.revs)") }
         for chunk in stride(from: 0, to: docRows.count, by: 256).map({ Array(docRows[$0..<min($0 + 256, docRows.count)]) }) {
             report.bodiesRemoved += try await write { db in try Self.compactBodies(db, docRows: chunk) }
         }
         let referenced: Set<String> = try await read { db in
+            // Blobs are the database's: every collection's bodies count.
             var digests = Set<String>()
-            for sql in ["SELECT body FROM docs WHERE body IS NOT NULL", "SELECT body FROM revs"] {
-                let cursor = try Data.fetchCursor(db, sql: sql)
-                while let bytes = try cursor.next() {
-                    guard let body = try? DocumentRow.decode([UInt8](bytes)) else { continue }
-                    for info in AttachmentInfo.parse(body["_attachments"]).values { digests.insert(info.digest) }
+            for tables in try Self.allTableSets(db) {
+                try Tables.with(tables) {
+                    for sql in ["SELECT body FROM \(Tables.docs) WHERE body IS NOT NULL", "SELECT body FROM \(Tables.revs)"] {
+                        let cursor = try Data.fetchCursor(db, sql: sql)
+                        while let bytes = try cursor.next() {
+                            guard let body = try? DocumentRow.decode([UInt8](bytes)) else { continue }
+                            for info in AttachmentInfo.parse(body["_attachments"]).values { digests.insert(info.digest) }
+                        }
+                    }
                 }
             }
             return digests
@@ -48,12 +53,12 @@ extension DocumentStore {
 
     private static func compactBodies(_ db: Database, docRows: [Int64]) throws -> Int {
         var removed = 0
-        let select = try db.cachedStatement(sql: "SELECT \(DocumentRow.columns) FROM docs WHERE id = ?")
-        let revsOf = try db.cachedStatement(sql: "SELECT rev FROM revs WHERE doc = ?")
-        let delete = try db.cachedStatement(sql: "DELETE FROM revs WHERE doc = ? AND rev = ?")
+        let select = try db.cachedStatement(sql: "SELECT \(DocumentRow.columns) FROM \(Tables.docs) WHERE id = ?")
+        let revsOf = try db.cachedStatement(sql: "SELECT rev FROM \(Tables.revs) WHERE doc = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
         for rowID in docRows {
             guard let row = try Row.fetchOne(select, arguments: [rowID]) else {
-                try db.execute(sql: "DELETE FROM revs WHERE doc = ?", arguments: [rowID])
+                try db.execute(sql: "DELETE FROM \(Tables.revs) WHERE doc = ?", arguments: [rowID])
                 continue
             }
             var doc = try DocumentRow(row: row)
@@ -71,7 +76,7 @@ extension DocumentStore {
             }
             if changed {
                 try db.execute(
-                    sql: "UPDATE docs SET tree = ? WHERE id = ?", arguments: [Data(doc.tree.serialized()), rowID])
+                    sql: "UPDATE \(Tables.docs) SET tree = ? WHERE id = ?", arguments: [Data(doc.tree.serialized()), rowID])
             }
         }
         return removed
@@ -92,8 +97,8 @@ extension DocumentStore {
                 let targets = revs.map { Set($0).intersection(leaves) } ?? leaves
                 guard !targets.isEmpty else { continue }
                 if targets == leaves {
-                    try db.execute(sql: "DELETE FROM revs WHERE doc = ?", arguments: [doc.rowID])
-                    try db.execute(sql: "DELETE FROM docs WHERE id = ?", arguments: [doc.rowID])
+                    try db.execute(sql: "DELETE FROM \(Tables.revs) WHERE doc = ?", arguments: [doc.rowID])
+                    try db.execute(sql: "DELETE FROM \(Tables.docs) WHERE id = ?", arguments: [doc.rowID])
                     try Self.removeAccess(db, docRow: doc.rowID)
                     if wasLive { counters.docCount -= 1 }
                     purged.append((docID, doc.tree.leaves.filter(targets.contains)))
@@ -101,7 +106,7 @@ extension DocumentStore {
                 }
                 counters.lastSequence += 1
                 let (tree, removed) = doc.tree.removingLeaves(targets)
-                let delete = try db.cachedStatement(sql: "DELETE FROM revs WHERE doc = ? AND rev = ?")
+                let delete = try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
                 for rev in removed { try delete.execute(arguments: [doc.rowID, rev.description]) }
                 var body = doc.winnerBody
                 if tree.winner != doc.tree.winner, let winner = tree.winner {
@@ -109,13 +114,13 @@ extension DocumentStore {
                     try delete.execute(arguments: [doc.rowID, winner.description])
                 }
                 try db.execute(
-                    sql: "UPDATE docs SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?",
+                    sql: "UPDATE \(Tables.docs) SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?",
                     arguments: [
                         Int64(counters.lastSequence), tree.winner!.description, tree.isDeleted, tree.hasConflict,
                         Data(tree.serialized()), body.map { Data($0) }, doc.rowID,
                     ])
                 for rev in removed {
-                    try db.execute(sql: "DELETE FROM rev_access WHERE doc = ? AND rev = ?", arguments: [doc.rowID, rev.description])
+                    try db.execute(sql: "DELETE FROM \(Tables.revAccess) WHERE doc = ? AND rev = ?", arguments: [doc.rowID, rev.description])
                 }
                 if tree.winner != doc.tree.winner, let winner = tree.winner {
                     try Self.indexWinnerAccess(db, docRow: doc.rowID, winner: winner, access: nil, sequence: counters.lastSequence)
@@ -126,7 +131,7 @@ extension DocumentStore {
             try Self.saveCounters(db, counters, previous: before)
             if !purged.isEmpty {
                 counters.purgeSequence += 1
-                try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'purge_seq'", arguments: [counters.purgeSequence])
+                try db.execute(sql: "UPDATE \(Tables.meta) SET value = ? WHERE key = 'purge_seq'", arguments: [counters.purgeSequence])
             }
             self.counters.withLock { $0 = counters }
             db.afterNextTransaction { _ in } onRollback: { _ in self.counters.withLock { $0 = before } }

@@ -14,8 +14,8 @@ extension DocumentStore {
     static func recordOrigin(_ db: Database, _ origin: RevisionOrigin, first: UInt64, last: UInt64) throws {
         guard first <= last else { return }
         let extend = try db.cachedStatement(sql: """
-            UPDATE rev_origins SET last_seq = ?
-            WHERE first_seq = (SELECT MAX(first_seq) FROM rev_origins)
+            UPDATE \(Tables.revOrigins) SET last_seq = ?
+            WHERE first_seq = (SELECT MAX(first_seq) FROM \(Tables.revOrigins))
               AND last_seq = ? AND kind = ? AND node IS ? AND detail IS ?
             """)
         try extend.execute(arguments: [
@@ -23,7 +23,7 @@ extension DocumentStore {
         ])
         guard db.changesCount == 0 else { return }
         let insert = try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO rev_origins(first_seq, last_seq, kind, node, detail) VALUES (?, ?, ?, ?, ?)
+            INSERT OR REPLACE INTO \(Tables.revOrigins)(first_seq, last_seq, kind, node, detail) VALUES (?, ?, ?, ?, ?)
             """)
         try insert.execute(arguments: [
             Int64(clamping: first), Int64(clamping: last), origin.kind.rawValue, origin.node, origin.detail,
@@ -36,7 +36,7 @@ extension DocumentStore {
         let sequences = Set(tree.nodes.map(\.sequence))
         let found = try await read { db -> [UInt64: RevisionOrigin] in
             let statement = try db.cachedStatement(sql: """
-                SELECT last_seq, kind, node, detail FROM rev_origins WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1
+                SELECT last_seq, kind, node, detail FROM \(Tables.revOrigins) WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1
                 """)
             var found: [UInt64: RevisionOrigin] = [:]
             for sequence in sequences {

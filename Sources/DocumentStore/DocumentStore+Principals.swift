@@ -37,7 +37,8 @@ extension DocumentStore {
     }
 
     public func principal(_ kind: PrincipalKind, named name: String) async throws(StoreError) -> StoredPrincipal? {
-        try await read { db in
+        if let base { return try await base.principal(kind, named: name) }
+        return try await read { db in
             try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT name, body, seq FROM principals WHERE kind = ? AND name = ?"),
                 arguments: [kind.rawValue, name]
@@ -46,7 +47,8 @@ extension DocumentStore {
     }
 
     public func principals(_ kind: PrincipalKind) async throws(StoreError) -> [StoredPrincipal] {
-        try await read { db in
+        if let base { return try await base.principals(kind) }
+        return try await read { db in
             try Row.fetchAll(db, sql: "SELECT name, body, seq FROM principals WHERE kind = ? ORDER BY name", arguments: [kind.rawValue])
                 .map(Self.principal)
         }
@@ -58,7 +60,8 @@ extension DocumentStore {
     public func savePrincipal(
         _ kind: PrincipalKind, name: String, body: JSON, revoked: [Revocation] = []
     ) async throws(StoreError) -> StoredPrincipal {
-        try await write { db in
+        if let base { return try await base.savePrincipal(kind, name: name, body: body, revoked: revoked) }
+        return try await write { db in
             let sequence = self.lastSequence + 1
             try db.execute(
                 sql: "INSERT OR REPLACE INTO principals(kind, name, body, seq) VALUES (?, ?, ?, ?)",
@@ -70,7 +73,8 @@ extension DocumentStore {
 
     /// Deletes a principal; false when there was none. Deleting a user ends its sessions.
     public func deletePrincipal(_ kind: PrincipalKind, name: String, revoked: [Revocation] = []) async throws(StoreError) -> Bool {
-        try await write { db in
+        if let base { return try await base.deletePrincipal(kind, name: name, revoked: revoked) }
+        return try await write { db in
             try db.execute(sql: "DELETE FROM principals WHERE kind = ? AND name = ?", arguments: [kind.rawValue, name])
             let deleted = db.changesCount > 0
             if deleted { try Self.recordRevocations(db, revoked, sequence: self.lastSequence + 1) }
@@ -93,7 +97,8 @@ extension DocumentStore {
     // MARK: Sessions
 
     public func saveSession(_ session: StoredSession) async throws(StoreError) {
-        try await write { db in
+        if let base { return try await base.saveSession(session) }
+        return try await write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE expires < ?", arguments: [Date().timeIntervalSince1970])
             try db.execute(
                 sql: "INSERT OR REPLACE INTO sessions(id, user, expires, ttl) VALUES (?, ?, ?, ?)",
@@ -102,7 +107,8 @@ extension DocumentStore {
     }
 
     public func session(id: String) async throws(StoreError) -> StoredSession? {
-        try await read { db in
+        if let base { return try await base.session(id: id) }
+        return try await read { db in
             try Row.fetchOne(db.cachedStatement(sql: "SELECT id, user, expires, ttl FROM sessions WHERE id = ?"), arguments: [id]).map {
                 StoredSession(id: $0[0], user: $0[1], expires: Date(timeIntervalSince1970: $0[2]), ttl: $0[3])
             }
@@ -110,7 +116,8 @@ extension DocumentStore {
     }
 
     public func deleteSession(id: String) async throws(StoreError) -> Bool {
-        try await write { db in
+        if let base { return try await base.deleteSession(id: id) }
+        return try await write { db in
             try db.execute(sql: "DELETE FROM sessions WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }

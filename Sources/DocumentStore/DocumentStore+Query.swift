@@ -88,7 +88,7 @@ extension DocumentStore {
     public func documentNumbers(_ docIDs: [String]) async throws(StoreError) -> [String: Int64] {
         try await read { db in
             var numbers: [String: Int64] = [:]
-            let statement = try db.cachedStatement(sql: "SELECT id FROM docs WHERE key = ?")
+            let statement = try db.cachedStatement(sql: "SELECT id FROM \(Tables.docs) WHERE key = ?")
             for docID in docIDs {
                 if let number = try Int64.fetchOne(statement, arguments: [docID]) { numbers[docID] = number }
             }
@@ -101,7 +101,7 @@ extension DocumentStore {
     static func feedQuery(
         columns: String, since: UInt64, limit: Int?, docIDs: Set<String>?, activeOnly: Bool
     ) -> (String, StatementArguments) {
-        var sql = "SELECT \(columns) FROM docs WHERE seq > ?"
+        var sql = "SELECT \(columns) FROM \(Tables.docs) WHERE seq > ?"
         var arguments: StatementArguments = [Int64(clamping: since)]
         if activeOnly { sql += " AND deleted = 0" }
         if let docIDs {
@@ -116,7 +116,7 @@ extension DocumentStore {
     /// Live documents by ID (`_all_docs`).
     public func allDocs(_ query: AllDocsQuery) async throws(StoreError) -> [DocumentListing] {
         try await read { db in
-            var sql = "SELECT key, seq, tree, \(query.includeBodies ? "body" : "NULL") FROM docs WHERE deleted = 0"
+            var sql = "SELECT key, seq, tree, \(query.includeBodies ? "body" : "NULL") FROM \(Tables.docs) WHERE deleted = 0"
             var arguments: StatementArguments = []
             let (low, high) = query.descending ? (query.endKey, query.startKey) : (query.startKey, query.endKey)
             let lowInclusive = query.descending ? query.inclusiveEnd : true
@@ -131,7 +131,7 @@ extension DocumentStore {
             }
             if query.onlyConflicts { sql += " AND conflicted = 1" }
             if let channels = query.channels {
-                sql += " AND EXISTS (SELECT 1 FROM doc_channels c WHERE c.doc = docs.id AND c.removed = 0"
+                sql += " AND EXISTS (SELECT 1 FROM \(Tables.docChannels) c WHERE c.doc = \(Tables.docs).id AND c.removed = 0"
                 sql += " AND c.channel IN (\(channels.map { _ in "?" }.joined(separator: ","))))"
                 arguments += StatementArguments(Array(channels))
             }
@@ -146,7 +146,7 @@ extension DocumentStore {
     public func documents(_ keys: [String], includeBodies: Bool) async throws(StoreError) -> [DocumentListing?] {
         try await read { db in
             let statement = try db.cachedStatement(
-                sql: "SELECT key, seq, tree, \(includeBodies ? "body" : "NULL") FROM docs WHERE key = ?")
+                sql: "SELECT key, seq, tree, \(includeBodies ? "body" : "NULL") FROM \(Tables.docs) WHERE key = ?")
             return try keys.map { key in
                 try Row.fetchOne(statement, arguments: [key]).map(Self.listing)
             }

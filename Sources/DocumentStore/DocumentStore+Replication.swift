@@ -68,7 +68,7 @@ extension DocumentStore {
                 let chunk = keys.suffix(Self.keysPerQuery)
                 keys.removeLast(chunk.count)
                 let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                let statement = try db.cachedStatement(sql: "SELECT key, tree FROM docs WHERE key IN (\(placeholders))")
+                let statement = try db.cachedStatement(sql: "SELECT key, tree FROM \(Tables.docs) WHERE key IN (\(placeholders))")
                 let rows = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
                 while let row = try rows.next() {
                     let key: String = row[0]

@@ -88,13 +88,13 @@ extension DocumentStore {
     ) async throws(StoreError) -> (documents: [DocumentListing], through: UInt64) {
         try await read { db in
             let statement = try db.cachedStatement(sql: """
-                SELECT key, seq, tree, NULL FROM docs WHERE conflicted = 1 AND seq > ? ORDER BY seq LIMIT ?
+                SELECT key, seq, tree, NULL FROM \(Tables.docs) WHERE conflicted = 1 AND seq > ? ORDER BY seq LIMIT ?
                 """)
             let rows = try Row.fetchAll(statement, arguments: [Int64(clamping: since), max(0, limit)]).map(Self.listing)
             let found = rows.filter { $0.tree.hasConflict }
             if rows.count == limit, let last = rows.last { return (found, last.sequence) }
             let lastSequence = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'last_seq'")) ?? 0
+                db.cachedStatement(sql: "SELECT value FROM \(Tables.meta) WHERE key = 'last_seq'")) ?? 0
             return (found, max(since, UInt64(lastSequence)))
         }
     }

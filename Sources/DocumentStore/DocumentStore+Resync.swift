@@ -67,7 +67,7 @@ extension DocumentStore {
     private func resyncCandidates(after: Int64, limit: Int, readsParent: Bool) async throws(StoreError) -> ([Candidate], Int64, Int) {
         try await read { db in
             let rows = try Row.fetchAll(
-                db, sql: "SELECT \(DocumentRow.columns) FROM docs WHERE id > ? ORDER BY id LIMIT ?", arguments: [after, limit])
+                db, sql: "SELECT \(DocumentRow.columns) FROM \(Tables.docs) WHERE id > ? ORDER BY id LIMIT ?", arguments: [after, limit])
             var candidates: [Candidate] = []
             var last = after
             for row in rows {
@@ -102,10 +102,10 @@ extension DocumentStore {
     private func applyResync(
         _ db: Database, candidates: [Candidate], accesses: [RevisionAccess]
     ) throws -> (changed: Int, outcome: CommitOutcome) {
-        let currentWinner = try db.cachedStatement(sql: "SELECT winner FROM docs WHERE id = ?")
-        let setSequence = try db.cachedStatement(sql: "UPDATE docs SET seq = ? WHERE id = ?")
-        let saveAccess = try db.cachedStatement(sql: "INSERT OR REPLACE INTO rev_access(doc, rev, data) VALUES (?, ?, ?)")
-        let dropAccess = try db.cachedStatement(sql: "DELETE FROM rev_access WHERE doc = ? AND rev = ?")
+        let currentWinner = try db.cachedStatement(sql: "SELECT winner FROM \(Tables.docs) WHERE id = ?")
+        let setSequence = try db.cachedStatement(sql: "UPDATE \(Tables.docs) SET seq = ? WHERE id = ?")
+        let saveAccess = try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(Tables.revAccess)(doc, rev, data) VALUES (?, ?, ?)")
+        let dropAccess = try db.cachedStatement(sql: "DELETE FROM \(Tables.revAccess) WHERE doc = ? AND rev = ?")
         let (changed, lastSequence, anyChange) = try updatingCounters(db) { counters -> Int in
             var changed = 0
             for (candidate, access) in zip(candidates, accesses) {
@@ -138,12 +138,12 @@ extension DocumentStore {
     /// A text fact kept in the database (`info` table), e.g. which sync function
     /// produced the stored access.
     public func infoValue(_ key: String) async throws(StoreError) -> String? {
-        try await read { db in try String.fetchOne(db, sql: "SELECT value FROM info WHERE key = ?", arguments: [key]) }
+        try await read { db in try String.fetchOne(db, sql: "SELECT value FROM \(Tables.info) WHERE key = ?", arguments: [key]) }
     }
 
     public func setInfoValue(_ key: String, _ value: String) async throws(StoreError) {
         try await write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO info(key, value) VALUES (?, ?)", arguments: [key, value])
+            try db.execute(sql: "INSERT OR REPLACE INTO \(Tables.info)(key, value) VALUES (?, ?)", arguments: [key, value])
         }
     }
 }

@@ -29,7 +29,7 @@ public struct Revocation: Sendable, Equatable, Hashable {
 extension DocumentStore {
     static func recordRevocations(_ db: Database, _ revocations: [Revocation], sequence: UInt64) throws {
         guard !revocations.isEmpty else { return }
-        let insert = try db.cachedStatement(sql: "INSERT INTO revocations(grantee, kind, name, seq) VALUES (?, ?, ?, ?)")
+        let insert = try db.cachedStatement(sql: "INSERT INTO \(Tables.revocations)(grantee, kind, name, seq) VALUES (?, ?, ?, ?)")
         for revocation in revocations {
             try insert.execute(arguments: [revocation.grantee, revocation.kind.rawValue, revocation.name, Int64(clamping: sequence)])
         }
@@ -40,7 +40,7 @@ extension DocumentStore {
         guard !grantees.isEmpty else { return [] }
         return try await read { db in
             let marks = grantees.map { _ in "?" }.joined(separator: ",")
-            let sql = "SELECT grantee, kind, name, seq FROM revocations WHERE grantee IN (\(marks)) AND seq > ? ORDER BY seq"
+            let sql = "SELECT grantee, kind, name, seq FROM \(Tables.revocations) WHERE grantee IN (\(marks)) AND seq > ? ORDER BY seq"
             return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(grantees) + [Int64(clamping: since)])
                 .compactMap { row in
                     guard let kind = Revocation.Kind(rawValue: row[1]) else { return nil }

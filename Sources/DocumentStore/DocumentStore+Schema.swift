@@ -146,6 +146,77 @@ extension DocumentStore {
                 );
                 """)
         }
+        migrator.registerMigration("v7-collections") { db in
+            // Named collections (Sync Gateway 3 scopes and collections): each has a
+            // number here and its own `c<number>_` tables (`collectionSchema`); the
+            // default collection keeps the tables above, so existing data stays put.
+            try db.execute(sql: """
+                CREATE TABLE collections (
+                    id INTEGER PRIMARY KEY,
+                    scope TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    UNIQUE (scope, name)
+                );
+                """)
+        }
         return migrator
+    }
+
+    /// The tables of named collection `number`: those of the default collection (as
+    /// the migrations above leave them) with the prefix `c<number>_`, except the
+    /// principals and sessions, which are the database's. Idempotent.
+    static func createCollectionSchema(_ db: Database, number: Int) throws {
+        let p = Tables.prefix(number)
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS \(p)docs (
+                id INTEGER PRIMARY KEY,
+                key TEXT NOT NULL UNIQUE,
+                seq INTEGER NOT NULL,
+                winner TEXT NOT NULL,
+                deleted INTEGER NOT NULL,
+                conflicted INTEGER NOT NULL,
+                tree BLOB NOT NULL,
+                body BLOB
+            );
+            CREATE UNIQUE INDEX IF NOT EXISTS \(p)docs_by_seq ON \(p)docs(seq);
+            CREATE INDEX IF NOT EXISTS \(p)docs_conflicted ON \(p)docs(seq) WHERE conflicted = 1;
+            CREATE TABLE IF NOT EXISTS \(p)revs (
+                doc INTEGER NOT NULL, rev TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (doc, rev)
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(p)local_docs (
+                key TEXT PRIMARY KEY, gen INTEGER NOT NULL, body BLOB NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(p)meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+            INSERT OR IGNORE INTO \(p)meta(key, value) VALUES ('last_seq', 0), ('doc_count', 0), ('purge_seq', 0);
+            CREATE TABLE IF NOT EXISTS \(p)info (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(p)rev_access (
+                doc INTEGER NOT NULL, rev TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (doc, rev)
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(p)doc_channels (
+                channel TEXT NOT NULL, doc INTEGER NOT NULL, seq INTEGER NOT NULL, rev TEXT NOT NULL,
+                removed INTEGER NOT NULL, PRIMARY KEY (channel, doc)
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS \(p)doc_channels_by_seq ON \(p)doc_channels(channel, seq);
+            CREATE INDEX IF NOT EXISTS \(p)doc_channels_by_doc ON \(p)doc_channels(doc);
+            CREATE TABLE IF NOT EXISTS \(p)access_grants (
+                grantee TEXT NOT NULL, channel TEXT NOT NULL, doc INTEGER NOT NULL, seq INTEGER NOT NULL,
+                PRIMARY KEY (grantee, channel, doc)
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS \(p)access_grants_by_doc ON \(p)access_grants(doc);
+            CREATE TABLE IF NOT EXISTS \(p)role_grants (
+                user TEXT NOT NULL, role TEXT NOT NULL, doc INTEGER NOT NULL, seq INTEGER NOT NULL,
+                PRIMARY KEY (user, role, doc)
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS \(p)role_grants_by_doc ON \(p)role_grants(doc);
+            CREATE TABLE IF NOT EXISTS \(p)revocations (
+                grantee TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL, seq INTEGER NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS \(p)revocations_by_grantee ON \(p)revocations(grantee, seq);
+            CREATE TABLE IF NOT EXISTS \(p)rev_origins (
+                first_seq INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, kind TEXT NOT NULL, node TEXT, detail TEXT
+            );
+            """)
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO \(p)info(key, value) VALUES ('uuid', ?)", arguments: [UUID().uuidString.lowercased()])
     }
 }

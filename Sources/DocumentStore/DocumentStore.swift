@@ -12,11 +12,21 @@ import Synchronization
 public final class DocumentStore: Sendable {
     public let configuration: StoreConfiguration
     public let blobs: BlobStore
+    /// The collection this store holds (`_default._default` for the database itself).
+    public let collection: CollectionName
+    /// For a named collection, the store of the database's default collection, whose
+    /// file, connections, gate, blobs and principals it shares (nil: this is it).
+    let base: DocumentStore?
+    /// The collection's number in the `collections` table (0: the default collection),
+    /// which picks its tables (`Tables`).
+    let tableSet: Int
+    /// The named collections opened so far (on the default collection's store).
+    let namedCollections = Mutex<[CollectionName: DocumentStore]>([:])
     /// The SQLite connections (replaced by a rekey, under `gate`).
     let writerBox: Mutex<any DatabaseWriter>
-    var writer: any DatabaseWriter { writerBox.withLock { $0 } }
+    var writer: any DatabaseWriter { base?.writer ?? writerBox.withLock { $0 } }
     /// Every access runs shared; a rekey runs exclusive.
-    let accessGate = StoreGate()
+    let accessGate: StoreGate
     let encryptedState: Mutex<Bool>
     let logger: Logger
     let notifier: ChangeNotifier
@@ -45,6 +55,10 @@ public final class DocumentStore: Sendable {
     public init(configuration: StoreConfiguration, logger: Logger = Logger(label: "CRUD")) throws {
         self.configuration = configuration
         self.logger = logger
+        collection = .default
+        base = nil
+        tableSet = 0
+        accessGate = StoreGate()
         let writer: any DatabaseWriter
         var encrypted = configuration.encryption != nil
         if let path = configuration.databasePath {
@@ -60,7 +74,7 @@ public final class DocumentStore: Sendable {
         blobs = try BlobStore(
             directory: configuration.attachmentDirectory, syncToDisk: configuration.durability == .full)
         uuid = try writer.read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM info WHERE key = 'uuid'") ?? ""
+            try String.fetchOne(db, sql: "SELECT value FROM \(Tables.info) WHERE key = 'uuid'") ?? ""
         }
         let loaded = try writer.read { db in
             Counters(
@@ -73,9 +87,38 @@ public final class DocumentStore: Sendable {
         try setUpAttachmentCipher(encrypted: encrypted)
     }
 
-    /// Closes the database; pending notifications streams finish.
+    /// Opens the named collection `collection` of `base` (the default collection's
+    /// store), whose tables must exist (`collection(_:)` creates them).
+    init(collection: CollectionName, number: Int, base: DocumentStore) throws {
+        configuration = base.configuration
+        logger = base.logger
+        self.collection = collection
+        self.base = base
+        tableSet = number
+        accessGate = base.accessGate
+        blobs = base.blobs
+        writerBox = Mutex(base.writer)
+        encryptedState = Mutex(base.encryptedState.withLock { $0 })
+        let loaded = try base.writer.read { db in
+            try Tables.with(number) {
+                (try String.fetchOne(db, sql: "SELECT value FROM \(Tables.info) WHERE key = 'uuid'") ?? "",
+                 Counters(
+                    lastSequence: UInt64(try Self.meta(db, "last_seq")),
+                    docCount: try Self.meta(db, "doc_count"),
+                    purgeSequence: try Self.meta(db, "purge_seq")))
+            }
+        }
+        uuid = loaded.0
+        counters = Mutex(loaded.1)
+        notifier = ChangeNotifier(latest: loaded.1.lastSequence)
+    }
+
+    /// Closes the database; pending notifications streams finish. Closing a named
+    /// collection only ends its notifications (the database's store owns the file).
     public func close() {
         notifier.finish()
+        guard base == nil else { return }
+        for named in namedCollections.withLock({ Array($0.values) }) { named.notifier.finish() }
         blobs.close()
         if let path = configuration.databasePath { DatabaseCipher.uninstall(path: path) }
         if let pool = writer as? DatabasePool {
@@ -113,7 +156,8 @@ public final class DocumentStore: Sendable {
     /// Runs a write transaction, turning database failures into `StoreError`s.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            let result = try await accessGate.shared { try await writer.write(body) }
+            let tables = tableSet
+            let result = try await accessGate.shared { try await writer.write { db in try Tables.with(tables) { try body(db) } } }
             return result
         } catch let error as StoreError {
             throw error
@@ -135,18 +179,22 @@ public final class DocumentStore: Sendable {
     /// so the in-memory counters are read again from the `meta` table, on the writer's
     /// queue (no commit can interleave), where every committed transaction saved them.
     func reloadCounters() async {
+        let tables = tableSet
         try? await writer.writeWithoutTransaction { db in
-            let loaded = Counters(
-                lastSequence: UInt64(try Self.meta(db, "last_seq")),
-                docCount: try Self.meta(db, "doc_count"),
-                purgeSequence: try Self.meta(db, "purge_seq"))
+            let loaded = try Tables.with(tables) {
+                Counters(
+                    lastSequence: UInt64(try Self.meta(db, "last_seq")),
+                    docCount: try Self.meta(db, "doc_count"),
+                    purgeSequence: try Self.meta(db, "purge_seq"))
+            }
             self.counters.withLock { $0 = loaded }
         }
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            return try await accessGate.shared { try await writer.read(body) }
+            let tables = tableSet
+            return try await accessGate.shared { try await writer.read { db in try Tables.with(tables) { try body(db) } } }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -156,7 +204,7 @@ public final class DocumentStore: Sendable {
 
 
     static func meta(_ db: Database, _ key: String) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) ?? 0
+        try Int64.fetchOne(db, sql: "SELECT value FROM \(Tables.meta) WHERE key = ?", arguments: [key]) ?? 0
     }
 }
 

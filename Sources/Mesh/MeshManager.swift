@@ -63,8 +63,16 @@ public final class MeshManager: Sendable {
 
     let state = Mutex(State())
 
-    public init(store: DocumentStore, configuration: MeshConfiguration, dialer: any BLIPDialer, logger: Logger = Logger(label: "Mesh")) {
+    /// Every collection of the database with its store (empty: the default one alone);
+    /// each link replicates all those the peer also has.
+    let collections: [(name: CollectionName, store: DocumentStore)]
+
+    public init(
+        store: DocumentStore, configuration: MeshConfiguration, dialer: any BLIPDialer, logger: Logger = Logger(label: "Mesh"),
+        collections: [(name: CollectionName, store: DocumentStore)] = []
+    ) {
         self.store = store
+        self.collections = collections.count > 1 ? collections : []
         self.configuration = configuration
         self.dialer = dialer
         self.logger = logger
@@ -188,7 +196,10 @@ public final class MeshManager: Sendable {
             id: "mesh-\(key)", remote: url, direction: .pushAndPull, continuous: true,
             heartbeat: configuration.heartbeat, maxBackoff: configuration.maxBackoff)
         // The peer's ID, once a static link learned it, names the revisions it sends.
-        let replicator = Replicator(store: store, configuration: replication, dialer: dialer, logger: logger) { [weak self] in
+        let replicator = Replicator(
+            store: store, configuration: replication, dialer: dialer, logger: logger, collections: collections,
+            sharedCollectionsOnly: true
+        ) { [weak self] in
             nodeID ?? self?.state.withLock { state in state.dials[key]?.staticURL.flatMap { state.staticIDs[$0] } }
         }
         let added = state.withLock { state -> Bool in

@@ -113,13 +113,14 @@ public struct RESTHandler: Sendable {
         if first == "_session" { return try await serverSession(request) }
         if first == "_admin" { return try await adminUI(request) }
         if first.hasPrefix("_") { throw HTTPFailure.notFound("Unknown URL") }
-        guard let store = registry.database(named: first) else {
-            throw HTTPFailure.notFound("no such database '\(first)'")
-        }
+        let (store, collection, name) = try keyspaceStore(first)
         var database = DatabaseEndpoint(store: store, request: request, configuration: configuration, logger: logger)
         let rest = Array(segments.dropFirst())
-        database.security = registry.security(database: first)
-        database.views = registry.views(database: first)
+        if !collection.isDefault, let endpoint = rest.first, Self.databaseOnlyEndpoints.contains(endpoint) {
+            throw HTTPFailure.notFound("\(endpoint) is not served on a collection's keyspace")
+        }
+        database.security = registry.security(database: name)
+        database.views = collection.isDefault ? registry.views(database: name) : nil
         switch rest.first {
         case "_user": return try await database.principals(.user, name: rest.dropFirst().first, extra: rest.count > 2)
         case "_role": return try await database.principals(.role, name: rest.dropFirst().first, extra: rest.count > 2)
@@ -167,7 +168,7 @@ public struct RESTHandler: Sendable {
             case "_resync": return try await database.resync()
             case "_purge": return try await database.purge()
             case "_raw": return try await database.raw(docID: rest.dropFirst().joined(separator: "/"))
-            default: return try await database.conflicts(monitor: registry.conflictMonitor(database: first))
+            default: return try await database.conflicts(monitor: registry.conflictMonitor(database: name))
             }
         case "_config": return try await database.config(path: rest.dropFirst(), configurator: registry as? any DatabaseConfigurator)
         case "_sync_test": return try await database.syncTest()
@@ -176,7 +177,7 @@ public struct RESTHandler: Sendable {
         case "_peers":
             try allow(request, "GET,HEAD", request.isRead)
             try request.requireAdmin("The mesh status is on the admin port")
-            guard let peers = mesh?.meshPeers(database: first) else {
+            guard let peers = mesh?.meshPeers(database: name) else {
                 throw HTTPFailure.notFound("database '\(first)' takes no part in a mesh")
             }
             return RESTResponse.json(peers)
@@ -198,10 +199,34 @@ public struct RESTHandler: Sendable {
             if rest.count == 1 { return try await database.document(id: second) }
             if rest.count == 2 && rest[1] == "_resolve" {
                 try database.requireAdminPrincipal("_resolve is on the admin port")
-                return try await database.resolve(docID: second, monitor: registry.conflictMonitor(database: first))
+                return try await database.resolve(docID: second, monitor: registry.conflictMonitor(database: name))
             }
             return try await database.attachment(docID: second, name: rest.dropFirst().joined(separator: "/"))
         }
+    }
+
+    /// Endpoints of a database as a whole, not of one of its collections: on a named
+    /// collection's keyspace (`/{db}.{collection}/…`) they are 404, as on Sync Gateway.
+    /// (Views and Mango queries serve the default collection only.)
+    static let databaseOnlyEndpoints: Set<String> = [
+        "_user", "_role", "_session", "_blipsync", "_config", "_replication", "_replicationStatus", "_peers", "_rekey",
+        "_design", "_design_docs", "_view_cleanup", "_find", "_explain", "_index",
+    ]
+
+    /// The store of a keyspace: `db` (the default collection), `db.collection` (default
+    /// scope) or `db.scope.collection`; 404 for an unknown database or collection.
+    private func keyspaceStore(_ keyspace: String) throws(HTTPFailure) -> (DocumentStore, CollectionName, String) {
+        guard let (databaseName, collection) = CollectionName.parseKeyspace(keyspace) else {
+            throw HTTPFailure.notFound("keyspace \(keyspace) not found")
+        }
+        guard registry.database(named: databaseName) != nil else {
+            throw HTTPFailure.notFound("no such database '\(databaseName)'")
+        }
+        let name = collection.keyspace(in: databaseName)
+        guard let store = registry.database(named: name) else {
+            throw HTTPFailure.notFound("keyspace \(keyspace) not found")
+        }
+        return (store, collection, name)
     }
 
     /// The principal of a public-port request: Basic credentials, a session cookie,

@@ -31,7 +31,7 @@ final class ChangesSender: Sendable {
     }
 
     private let store: DocumentStore
-    private let connection: BLIPConnection
+    private let connection: CollectionLink
     private let options: Options
     private let progress: ReplicationProgress
     private let logger: Logger
@@ -59,7 +59,7 @@ final class ChangesSender: Sendable {
     typealias Page = (page: [ChangedDocument], lost: [LostAccess?], next: UInt64)
 
     init(
-        store: DocumentStore, connection: BLIPConnection, options: Options, progress: ReplicationProgress,
+        store: DocumentStore, connection: CollectionLink, options: Options, progress: ReplicationProgress,
         logger: Logger, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil,
         visibleChannels: (@Sendable () async throws -> [String: UInt64]?)? = nil,
         lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil

@@ -1,3 +1,4 @@
+import DocumentStore
 import DocumentModel
 import Foundation
 
@@ -13,7 +14,8 @@ extension ReplicationConfiguration {
     /// with `query_params.channels`, `doc_ids`, `remote_username`, `remote_password`,
     /// `purge_on_removal` (purge local copies of documents the remote says we lost access
     /// to), plus Shoal's `heartbeat` (seconds), `batch_size` and `pinned_cert` (for
-    /// `wss://`: the server's certificate, PEM text or a file path).
+    /// `wss://`: the server's certificate, PEM text or a file path), `collections`
+    /// (`["lists", "app.tasks"]`) and Sync Gateway's `collections_enabled`.
     public init(id: String, json: [String: JSON]) throws(ReplicationConfigurationError) {
         guard !id.isEmpty else { throw .init(reason: "replication ID must not be empty") }
         guard let remoteText = json["remote"]?.stringValue else {
@@ -54,6 +56,18 @@ extension ReplicationConfiguration {
             }
             pinnedCertificate = text
         }
+        if let names = try Self.strings(json["collections"], "collections", id) {
+            var parsed: [CollectionName] = []
+            for name in names {
+                guard let collection = CollectionName(name), !parsed.contains(collection) else {
+                    throw .init(reason: "replication \(id): \"collections\" has an invalid or repeated collection \"\(name)\"")
+                }
+                parsed.append(collection)
+            }
+            guard !parsed.isEmpty else { throw .init(reason: "replication \(id): \"collections\" must name at least one collection") }
+            collections = parsed
+        }
+        allCollections = try Self.bool(json["collections_enabled"], "collections_enabled", id) ?? false
         if let batch = json["batch_size"] {
             guard let size = batch.intValue, size > 0, size <= 1000 else {
                 throw .init(reason: "replication \(id): \"batch_size\" must be 1…1000")
@@ -95,6 +109,8 @@ extension ReplicationConfiguration {
         if let username { object["remote_username"] = .string(username) }
         if let pinnedCertificate { object["pinned_cert"] = .string(pinnedCertificate) }
         if purgeOnRemoval { object["purge_on_removal"] = true }
+        if let collections { object["collections"] = .array(collections.map { .string($0.description) }) }
+        if allCollections { object["collections_enabled"] = true }
         return .object(object)
     }
 }

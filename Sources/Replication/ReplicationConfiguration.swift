@@ -1,3 +1,4 @@
+import DocumentStore
 import Foundation
 
 /// One replication as a user declares it (Sync Gateway's `_replication` shape):
@@ -33,6 +34,13 @@ public struct ReplicationConfiguration: Sendable, Equatable {
     /// Purge local copies of documents the remote says this replication lost access to
     /// (Sync Gateway's `purge_on_removal`; off by default, as there).
     public var purgeOnRemoval = false
+    /// The collections replicated (`"collections"`: `["lists", "app.tasks"]`; the
+    /// default collection is `_default`); nil: the default collection only, unless
+    /// `allCollections`.
+    public var collections: [CollectionName]?
+    /// Every collection of the local database (Sync Gateway's `"collections_enabled": true`
+    /// without `"collections"`).
+    public var allCollections = false
 
     public init(
         id: String, remote: String, direction: Direction = .pushAndPull, continuous: Bool = false,

@@ -17,8 +17,12 @@ public final class ReplicationManager: Sendable {
 
     /// Starts (or replaces) replication `configuration.id` of `store`.
     @discardableResult
-    public func start(_ configuration: ReplicationConfiguration, store: DocumentStore) async -> Replicator {
-        let replicator = Replicator(store: store, configuration: configuration, dialer: dialer, logger: logger)
+    public func start(
+        _ configuration: ReplicationConfiguration, store: DocumentStore,
+        collections: [(name: CollectionName, store: DocumentStore)] = []
+    ) async -> Replicator {
+        let replicator = Replicator(
+            store: store, configuration: configuration, dialer: dialer, logger: logger, collections: collections)
         let previous = replications.withLock { all -> Replicator? in
             defer { all[store.name, default: [:]][configuration.id] = replicator }
             return all[store.name]?[configuration.id]

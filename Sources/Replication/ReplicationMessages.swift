@@ -19,6 +19,7 @@ enum ReplicationMessages {
     static let norev = "norev"
     static let getAttachment = "getAttachment"
     static let proveAttachment = "proveAttachment"
+    static let getCollections = "getCollections"
 
     /// Error domain for HTTP-like statuses in replication replies, as Sync Gateway uses.
     static let httpDomain = "HTTP"

@@ -31,7 +31,7 @@ extension ReplicationSession {
     func remoteCheckpoint(client: String) async throws -> (rev: String, body: [String: JSON])? {
         let result: Result<BLIPMessage, BLIPError>
         do {
-            result = .success(try await connection.sendRequest(BLIPMessage(
+            result = .success(try await link.sendRequest(BLIPMessage(
                 profile: ReplicationMessages.getCheckpoint, properties: [("client", client)])))
         } catch {
             result = .failure(error)
@@ -51,7 +51,7 @@ extension ReplicationSession {
             profile: ReplicationMessages.setCheckpoint, properties: [("client", client)],
             body: JSON.object(body).canonicalBytes())
         if let rev, !rev.isEmpty { message["rev"] = rev }
-        let reply = try await connection.sendRequest(message)
+        let reply = try await link.sendRequest(message)
         return reply["rev"] ?? ""
     }
 
@@ -67,7 +67,7 @@ extension ReplicationSession {
         options.batchSize = batchSize
         options.docIDs = docIDs.map(Set.init)
         let sender = ChangesSender(
-            store: store, connection: connection, options: options, progress: progress, logger: logger,
+            store: store, connection: link, options: options, progress: progress, logger: logger,
             onCheckpoint: onCheckpoint)
         activePush.withLock { $0 = sender }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -107,7 +107,7 @@ extension ReplicationSession {
             message["channels"] = channels.joined(separator: ",")
         }
         if let docIDs { message.body = JSON.object(["docIDs": .array(docIDs.map { .string($0) })]).canonicalBytes() }
-        _ = try await connection.sendRequest(message)
+        _ = try await link.sendRequest(message)
         if continuous {
             var last = since
             while !Task.isCancelled && !connection.isClosed {

@@ -12,6 +12,8 @@ import Synchronization
 public final class ReplicationSession: Sendable {
     public let store: DocumentStore
     public let connection: BLIPConnection
+    /// The session's collection on the connection (its `collection` property and handlers).
+    public let link: CollectionLink
     public let progress: ReplicationProgress
     /// What the peer may read and as whom it writes.
     public let access: PeerAccess
@@ -31,26 +33,28 @@ public final class ReplicationSession: Sendable {
 
     public init(
         store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress = ReplicationProgress(),
-        access: PeerAccess = .full, logger: Logger = Logger(label: "Sync")
+        access: PeerAccess = .full, logger: Logger = Logger(label: "Sync"), link: CollectionLink? = nil
     ) {
         self.store = store
         self.connection = connection
+        let link = link ?? CollectionLink(connection: connection)
+        self.link = link
         self.progress = progress
         self.access = access
         self.logger = logger
         receiver = RevisionReceiver(
-            store: store, connection: connection, progress: progress, author: access.author, origin: access.origin,
+            store: store, connection: link, progress: progress, author: access.author, origin: access.origin,
             noConflicts: access.noConflicts,
             provesAttachments: access.channels != nil, logger: logger)
         receiver.register()
         // A pull waiting to catch up is released when the connection goes.
         connection.onClose { [receiver] in receiver.endPull() }
-        connection.setHandler(for: ReplicationMessages.getCheckpoint) { [self] in try await handleGetCheckpoint($0) }
-        connection.setHandler(for: ReplicationMessages.setCheckpoint) { [self] in try await handleSetCheckpoint($0) }
-        connection.setHandler(for: ReplicationMessages.subChanges) { [self] in try await handleSubChanges($0) }
-        connection.setHandler(for: ReplicationMessages.getAttachment) { [self] in try await handleGetAttachment($0) }
-        connection.setHandler(for: ReplicationMessages.proveAttachment) { [self] in try await handleProveAttachment($0) }
-        connection.setHandler(for: RevisionSources.profile) { [self] message in
+        link.setHandler(for: ReplicationMessages.getCheckpoint) { [self] in try await handleGetCheckpoint($0) }
+        link.setHandler(for: ReplicationMessages.setCheckpoint) { [self] in try await handleSetCheckpoint($0) }
+        link.setHandler(for: ReplicationMessages.subChanges) { [self] in try await handleSubChanges($0) }
+        link.setHandler(for: ReplicationMessages.getAttachment) { [self] in try await handleGetAttachment($0) }
+        link.setHandler(for: ReplicationMessages.proveAttachment) { [self] in try await handleProveAttachment($0) }
+        link.setHandler(for: RevisionSources.profile) { [self] message in
             // Any revision of any document: only for peers that may read everything (mesh
             // peers, administrators, users holding the `*` channel).
             guard try await access.readsEverything() else {
@@ -132,7 +136,7 @@ public final class ReplicationSession: Sendable {
         }
         options.winnerOnly = access.noConflicts
         let sender = ChangesSender(
-            store: store, connection: connection, options: options, progress: progress, logger: logger,
+            store: store, connection: link, options: options, progress: progress, logger: logger,
             visibleChannels: access.channels, lostChannels: access.lostChannels)
         let task = Task { [logger, connection] in
             do {

@@ -22,24 +22,42 @@ public final class Replicator: Sendable {
     /// revisions it sends are recorded as coming from it (`RevisionOrigin.peer`).
     private let peerNodeID: @Sendable () -> String?
 
+    /// The collections replicated, with their stores, in `getCollections` order; only
+    /// the default collection (`store`) for a replication that names none.
+    public let collections: [(name: CollectionName, store: DocumentStore)]
+    /// Replicate only the collections both sides have (mesh links): a collection the
+    /// peer lacks is skipped instead of failing the replication, and a peer that does
+    /// not know `getCollections` replicates the default collection alone.
+    let sharedCollectionsOnly: Bool
+
     public init(
         store: DocumentStore, configuration: ReplicationConfiguration, dialer: any BLIPDialer,
-        logger: Logger = Logger(label: "Replicate"), peerNodeID: @escaping @Sendable () -> String? = { nil }
+        logger: Logger = Logger(label: "Replicate"), collections: [(name: CollectionName, store: DocumentStore)] = [],
+        sharedCollectionsOnly: Bool = false, peerNodeID: @escaping @Sendable () -> String? = { nil }
     ) {
         self.peerNodeID = peerNodeID
         self.store = store
         self.configuration = configuration
         self.dialer = dialer
         self.logger = logger
+        self.collections = collections.isEmpty ? [(.default, store)] : collections
+        self.sharedCollectionsOnly = sharedCollectionsOnly
     }
+
+    /// True when only the default collection replicates, without `getCollections`.
+    var defaultCollectionOnly: Bool { collections.count == 1 && collections[0].name.isDefault }
 
     public var status: ReplicationStatus { progress.status }
 
     /// The checkpoint's client ID: this database, the peer and the replication's shape.
-    var checkpointClient: String {
-        let key = [store.uuid, configuration.remote, configuration.direction.rawValue,
-                   configuration.channels?.joined(separator: ",") ?? "", configuration.docIDs?.joined(separator: ",") ?? ""]
-            .joined(separator: "|")
+    var checkpointClient: String { checkpointClient(store: store) }
+
+    /// The checkpoint client ID of one collection (its store has its own identity).
+    func checkpointClient(store: DocumentStore) -> String {
+        var parts = [store.uuid, configuration.remote, configuration.direction.rawValue,
+                     configuration.channels?.joined(separator: ",") ?? "", configuration.docIDs?.joined(separator: ",") ?? ""]
+        if !store.collection.isDefault { parts.append(store.collection.description) }
+        let key = parts.joined(separator: "|")
         return "shoal-" + Digests.hex(SHA1.hash(Array(key.utf8)))
     }
 
@@ -138,14 +156,40 @@ public final class Replicator: Sendable {
         return capped * Double.random(in: 0.5...1.0)
     }
 
-    /// Runs push and/or pull over one connection.
+    /// What the peer's revisions are recorded as coming from (`RevisionOrigin.peer`).
+    var peerAccess: PeerAccess {
+        PeerAccess(origin: .peer(node: peerNodeID(), detail: configuration.redactedRemote))
+    }
+
+    /// Runs push and/or pull over one connection: of the default collection alone, or
+    /// of every collection after `getCollections` (`Replicator+Collections.swift`).
     private func replicate(over connection: BLIPConnection) async throws {
-        let access = PeerAccess(origin: .peer(node: peerNodeID(), detail: configuration.redactedRemote))
-        let session = ReplicationSession(store: store, connection: connection, progress: progress, access: access, logger: logger)
+        if !defaultCollectionOnly {
+            try await replicateCollections(over: connection)
+            return
+        }
+        let session = ReplicationSession(store: store, connection: connection, progress: progress, access: peerAccess, logger: logger)
         defer { session.close() }
         progress.setState(.running)
-        let client = checkpointClient
-        let checkpoint = try await loadCheckpoint(session: session, client: client)
+        try await replicate(session: session, client: checkpointClient, remote: .fetch) { session.isCaughtUp }
+    }
+
+    /// Where the peer's copy of a collection's checkpoint comes from.
+    enum RemoteCheckpoint {
+        /// `getCheckpoint`.
+        case fetch
+        /// The `getCollections` reply's entry (nil: the peer has none).
+        case given((rev: String, body: [String: JSON])?)
+    }
+
+    /// Runs push and/or pull of one collection's session, saving its checkpoint.
+    /// `caughtUp` tells the continuous monitor when every collection is idle.
+    func replicate(
+        session: ReplicationSession, client: String, remote: RemoteCheckpoint, caughtUp: @escaping @Sendable () -> Bool
+    ) async throws {
+        let store = session.store
+        let connection = session.connection
+        let checkpoint = try await loadCheckpoint(session: session, client: client, remote: remote)
         let state = CheckpointState(checkpoint: checkpoint.value, remoteRev: checkpoint.remoteRev)
         // Push and pull both advance the checkpoint; saves run one at a time.
         let saving = AsyncLimiter(limit: 1)
@@ -160,7 +204,9 @@ public final class Replicator: Sendable {
             }
         }
         do {
-            try await runDirections(session: session, connection: connection, checkpoint: checkpoint.value, state: state, save: save)
+            try await runDirections(
+                session: session, connection: connection, checkpoint: checkpoint.value, state: state, save: save,
+                caughtUp: caughtUp)
         } catch {
             // Stopped or disconnected: keep what was delivered so far.
             await save()
@@ -173,7 +219,7 @@ public final class Replicator: Sendable {
     /// Push and/or pull (and, when continuous, the idle/running monitor) until done.
     private func runDirections(
         session: ReplicationSession, connection: BLIPConnection, checkpoint: ReplicationSession.Checkpoint,
-        state: CheckpointState, save: @escaping @Sendable () async -> Void
+        state: CheckpointState, save: @escaping @Sendable () async -> Void, caughtUp: @escaping @Sendable () -> Bool
     ) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
             if configuration.direction.pushes {
@@ -194,7 +240,7 @@ public final class Replicator: Sendable {
                     // `idle` while caught up both ways, `running` while there is work.
                     while !Task.isCancelled && !connection.isClosed {
                         try await Task.sleep(for: .milliseconds(200))
-                        let caughtUp = session.isCaughtUp
+                        let caughtUp = caughtUp()
                         self.progress.update { status in
                             if status.state == .running && caughtUp { status.state = .idle }
                             else if status.state == .idle && !caughtUp { status.state = .running }
@@ -220,9 +266,15 @@ public final class Replicator: Sendable {
 
     /// The checkpoint to resume from: the local copy if the peer's agrees, else the
     /// older of the two (never skipping anything), else the start.
-    private func loadCheckpoint(session: ReplicationSession, client: String) async throws -> (value: ReplicationSession.Checkpoint, remoteRev: String?) {
-        let local = try? await store.localDocument(ReplicationSession.checkpointID(client))
-        let remote = try await session.remoteCheckpoint(client: client)
+    private func loadCheckpoint(
+        session: ReplicationSession, client: String, remote source: RemoteCheckpoint
+    ) async throws -> (value: ReplicationSession.Checkpoint, remoteRev: String?) {
+        let local = try? await session.store.localDocument(ReplicationSession.checkpointID(client))
+        let remote: (rev: String, body: [String: JSON])?
+        switch source {
+        case .fetch: remote = try await session.remoteCheckpoint(client: client)
+        case .given(let given): remote = given
+        }
         guard let localBody = local?.body, let remote else {
             return (ReplicationSession.Checkpoint(), remote?.rev)
         }

@@ -11,7 +11,7 @@ import Synchronization
 /// fetching missing attachments first, and tracks what an active pull is waiting for.
 final class RevisionReceiver: Sendable {
     let store: DocumentStore
-    let connection: BLIPConnection
+    let connection: CollectionLink
     let progress: ReplicationProgress
     let logger: Logger
     let inserter: RevisionInserter
@@ -37,7 +37,7 @@ final class RevisionReceiver: Sendable {
     }
 
     init(
-        store: DocumentStore, connection: BLIPConnection, progress: ReplicationProgress, author: (any Sendable)? = nil,
+        store: DocumentStore, connection: CollectionLink, progress: ReplicationProgress, author: (any Sendable)? = nil,
         origin: RevisionOrigin = .peer(node: nil), noConflicts: Bool = false, provesAttachments: Bool = false, logger: Logger
     ) {
         self.provesAttachments = provesAttachments

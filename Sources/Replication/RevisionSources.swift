@@ -59,7 +59,7 @@ public enum RevisionSources {
             guard let session = entry.session, !session.connection.isClosed else { continue }
             let request = BLIPMessage(profile: profile, properties: [("id", docID), ("rev", rev.description)])
             do {
-                let reply = try await session.connection.sendRequest(request)
+                let reply = try await session.link.sendRequest(request)
                 if let body = (try? JSON.parse(reply.body))?.objectValue { return body }
             } catch {
                 if error.domain == "BLIP" && error.code == BLIPError.Code.notFound {

@@ -30,7 +30,7 @@ public enum ConfigLoader {
     ]
     static let databaseKeys: Set<String> = [
         "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts", "users", "roles", "sync",
-        "encryption",
+        "encryption", "scopes",
     ]
 
     public static func load(path: String, base: NodeConfiguration = NodeConfiguration()) throws -> Loaded {
@@ -277,6 +277,9 @@ public enum ConfigLoader {
         if let conflicts = object["conflicts"] {
             try parseConflicts(conflicts, into: &database)
         }
+        if let scopes = object["scopes"] {
+            try parseScopes(scopes, into: &database, warnings: &warnings)
+        }
         if let replications = object["replications"] {
             guard let entries = replications.objectValue else {
                 throw ConfigError(message: "database \"\(name)\": \"replications\" must be an object of replications by ID")
@@ -298,7 +301,7 @@ public enum ConfigLoader {
 
     /// `"users"`, `"roles"` (objects by name, validated now so that a bad entry fails
     /// the start with its reason) and `"sync"` (compiled when the node starts).
-    private static func parsePrincipals(_ object: [String: JSON], into database: inout NodeConfiguration.Database) throws {
+    static func parsePrincipals(_ object: [String: JSON], into database: inout NodeConfiguration.Database) throws {
         let name = database.name
         for (key, kind) in [("users", "user"), ("roles", "role")] {
             guard let value = object[key] else { continue }

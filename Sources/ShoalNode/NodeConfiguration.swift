@@ -45,6 +45,9 @@ public struct NodeConfiguration: Sendable, Equatable {
         public var meshTLSSetting: Bool?
         /// Where the key of an encrypted database comes from (`"encryption"`); nil: plain.
         public var encryption: EncryptionSource?
+        /// Named collections (`"scopes"`), in name order; empty: only the default
+        /// collection, as before scopes existed.
+        public var collections: [CollectionSettings] = []
 
         /// Whether this database's mesh links use TLS (with each node's own certificate,
         /// authenticated by the mesh secret). Without a secret TLS would authenticate

@@ -16,10 +16,12 @@ extension ShoalNode: SyncAcceptor {
     /// (Basic, session cookie or GUEST) and gets that user's channels and write rules.
     /// Clients that are neither mesh peers nor Shoal replicators are in no-conflicts mode.
     public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async throws(SyncRefusal) -> SyncAcceptance {
-        guard let store = self.database(named: database) else { throw .noDatabase(database) }
+        // A database, never a collection's keyspace: collections are reached through getCollections.
+        guard databaseNames.contains(database), let store = self.database(named: database) else { throw .noDatabase(database) }
         let peerNodeID = headers[WebSocketDialer.nodeIDHeader]
         let security = security(database: database)
         var access = PeerAccess.full
+        var principal: Principal?
         var answer: HTTPFields = [:]
         if let peerNodeID {
             let proofHeader = HTTPField.Name(MeshSecret.header)!
@@ -33,15 +35,17 @@ extension ShoalNode: SyncAcceptor {
             }
         } else if !isAdmin, let security {
             do throws(PrincipalError) {
-                let principal = try await security.authenticate(authorization: headers[.authorization], cookie: headers[.cookie])
-                access = Self.peerAccess(principal, security: security)
+                let authenticated = try await security.authenticate(authorization: headers[.authorization], cookie: headers[.cookie])
+                access = Self.peerAccess(authenticated, security: security)
+                principal = authenticated
             } catch {
                 throw SyncRefusal(status: error.status, reason: error.reason)
             }
         }
         // Couchbase Lite clients (anything that is neither a mesh peer nor Shoal's own
         // replicator) replicate in Sync Gateway's no-conflicts mode.
-        access.noConflicts = peerNodeID == nil && headers[WebSocketDialer.replicatorHeader] == nil
+        let noConflicts = peerNodeID == nil && headers[WebSocketDialer.replicatorHeader] == nil
+        access.noConflicts = noConflicts
         // What the peer's revisions are recorded as: the mesh node, or the user a client is.
         access.origin = .peer(node: peerNodeID, detail: access.origin.detail)
         let mesh = peerNodeID == nil ? nil : meshes[database]
@@ -53,9 +57,22 @@ extension ShoalNode: SyncAcceptor {
             mesh.peerReported(nodeID: peerNodeID, header: headers[HTTPField.Name(MeshManager.peersHeader)!])
             answer[HTTPField.Name(MeshManager.peersHeader)!] = mesh.peersHeaderValue
         }
+        let user = principal
         return SyncAcceptance(responseHeaders: answer) { [access] connection in
             // The session's handlers are registered here, before the first frame is read.
-            let session = ReplicationSession(store: store, connection: connection, access: access, logger: Logger(label: "Sync"))
+            let collections = PassiveCollections(
+                store: store, connection: connection, access: access, logger: Logger(label: "Sync")
+            ) { [self] name in
+                // A collection of this database, with the peer's access there.
+                guard let named = collectionStores(database: database)[name] else { return nil }
+                var collectionAccess = PeerAccess.full
+                if let user, let security = self.security(database: name.keyspace(in: database)) {
+                    collectionAccess = Self.peerAccess(user, security: security)
+                }
+                collectionAccess.noConflicts = noConflicts
+                return (named, collectionAccess)
+            }
+            let session = collections.defaultSession
             if let mesh { MeshPeerReports.receive(on: connection, mesh: mesh) }
             return {
                 let reporter = mesh.map { mesh in
@@ -65,7 +82,7 @@ extension ShoalNode: SyncAcceptor {
                 let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
                 await mesh?.inboundConnected(nodeID: peerNodeID)
                 defer {
-                    session.close()
+                    collections.close()
                     if let token { mesh?.inboundEnded(token) }
                 }
                 // Serve until the connection ends (the transport cancels this task then).
@@ -111,7 +128,24 @@ extension ShoalNode: ReplicationController {
         }
         var adjusted = configuration
         if definition["heartbeat"] == nil { adjusted.heartbeat = self.configuration.heartbeat }
-        await replications.start(adjusted, store: store)
+        await replications.start(adjusted, store: store, collections: try replicatedCollections(database: database, configuration))
+    }
+
+    /// The collections a replication names, with their stores (empty: the default one).
+    func replicatedCollections(
+        database: String, _ configuration: ReplicationConfiguration
+    ) throws -> [(name: CollectionName, store: DocumentStore)] {
+        let available = collectionStores(database: database)
+        if let names = configuration.collections {
+            return try names.map { name in
+                guard let store = available[name] else {
+                    throw ReplicationControlError(reason: "database '\(database)' has no collection \(name)")
+                }
+                return (name, store)
+            }
+        }
+        guard configuration.allCollections else { return [] }
+        return available.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     public func replicationDefinitions(database: String) -> [String: JSON] {
@@ -133,7 +167,7 @@ extension ShoalNode: ReplicationController {
             return false
         }
         if running {
-            await replications.start(replicator.configuration, store: store)
+            await replications.start(replicator.configuration, store: store, collections: replicator.collections)
         } else {
             await replicator.stop()
         }

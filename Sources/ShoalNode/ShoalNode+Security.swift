@@ -41,6 +41,12 @@ extension ShoalNode {
                     \(resync.processed) documents (\(resync.changed) changed) in \(ContinuousClock.now - started)
                     """)
             }
+            for collection in database.collections {
+                let keyspace = Self.keyspace(database.name, collection.name)
+                if let resync = try await securities[keyspace]?.resyncIfFunctionChanged() {
+                    logger.notice("collection \(keyspace): the sync function changed: recomputed the access of \(resync.processed) documents")
+                }
+            }
             if database.users[User.guestName].map({ $0["disabled"]?.boolValue != true }) == true {
                 logger.notice("database \(database.name): GUEST is enabled: unauthenticated requests are accepted")
             }

@@ -74,7 +74,11 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 } catch {
                     throw error.naming(database.name)
                 }
-                stores[database.name] = try DocumentStore(configuration: storeConfiguration, logger: Logger(label: "CRUD"))
+                let store = try DocumentStore(configuration: storeConfiguration, logger: Logger(label: "CRUD"))
+                stores[database.name] = store
+                for collection in database.collections {
+                    stores[Self.keyspace(database.name, collection.name)] = try store.collection(collection.name)
+                }
             }
         } catch {
             // Databases opened before the one that failed are closed again, untouched.
@@ -83,7 +87,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         }
         self.stores = stores
         var securities: [String: DatabaseSecurity] = [:]
-        for database in configuration.databases {
+        for (database, _) in Self.keyspaces(of: configuration) {
             securities[database.name] = try Self.makeSecurity(
                 for: database, store: stores[database.name]!, passwordIterations: configuration.passwordIterations)
         }
@@ -91,13 +95,14 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         let nodeID = try NodeIdentity.load(dataDirectory: configuration.dataDirectory)
         self.nodeID = nodeID
         var monitors: [String: ConflictMonitor] = [:]
-        for database in configuration.databases {
+        for (database, _) in Self.keyspaces(of: configuration) {
             monitors[database.name] = ConflictMonitor(
                 store: stores[database.name]!, policies: database.conflicts,
                 script: try Self.conflictScript(for: database), nodeID: nodeID, logger: Logger(label: "Conflicts"))
         }
         conflictMonitors = monitors
-        viewEngines = stores.mapValues { ViewEngine(store: $0, logger: Logger(label: "Query")) }
+        // Views and Mango indexes serve the default collection only (their tables are the file's).
+        viewEngines = stores.filter { $0.value.collection.isDefault }.mapValues { ViewEngine(store: $0, logger: Logger(label: "Query")) }
         replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
         let secrets = Dictionary(uniqueKeysWithValues: configuration.databases.compactMap { database in
             database.meshSecret.map { (database.name, MeshSecret($0)) }
@@ -152,8 +157,12 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
             let mesh = MeshConfiguration(
                 nodeID: nodeID, group: database.group, maxPeers: database.maxPeers,
                 heartbeat: configuration.heartbeat, staticPeers: peers)
+            // Mesh links replicate every collection of the database (the default one first).
+            let collections = [(name: CollectionName.default, store: stores[database.name]!)]
+                + database.collections.map { ($0.name, stores[Self.keyspace(database.name, $0.name)]!) }
             meshes[database.name] = MeshManager(
-                store: stores[database.name]!, configuration: mesh, dialer: meshDialer, logger: Logger(label: "Mesh"))
+                store: stores[database.name]!, configuration: mesh, dialer: meshDialer, logger: Logger(label: "Mesh"),
+                collections: collections)
         }
         self.meshes = meshes
         meshesByName.withLock { $0 = meshes }
@@ -163,7 +172,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public func views(database name: String) -> ViewEngine? { viewEngines[name] }
     /// `https` when the public port takes only TLS (`SSLCert`), else `http`.
     public var publicScheme: String { publicTLS?.mode == .required ? "https" : "http" }
-    public var databaseNames: [String] { Array(stores.keys) }
+    public var databaseNames: [String] { configuration.databases.map(\.name) }
 
     /// Starts both listeners and returns once they accept connections. With
     /// `handleSignals`, SIGINT and SIGTERM stop the node gracefully.

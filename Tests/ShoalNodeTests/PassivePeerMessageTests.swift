@@ -36,20 +36,23 @@ import TestSupport
         }
     }
 
-    /// A request for a profile we do not serve — `getCollections`, which Couchbase Lite 3
-    /// sends only to sync named collections — gets ERR BLIP/404 with Sync Gateway's
-    /// message, which Couchbase Lite recognizes ("does not support named collections").
+    /// A request for a profile we do not serve gets ERR BLIP/404 with Sync Gateway's
+    /// message, which Couchbase Lite recognizes (on `getCollections`, from a server
+    /// without named collections: "does not support named collections").
     @Test func unknownProfileIsAnsweredAsSyncGatewayDoes() async throws {
         let node = try await TestNode.start()
         defer { Task { await node.stop() } }
         try await ClientConflictTests.asClient(node) { connection in
-            let body: JSON = ["checkpoint_ids": ["cp-abc"], "collections": ["_default.lists"]]
             do {
-                _ = try await connection.sendRequest(BLIPMessage(profile: "getCollections", body: body.canonicalBytes()))
-                Issue.record("getCollections was answered")
+                _ = try await connection.sendRequest(BLIPMessage(profile: "getTheMoon", body: Array("{}".utf8)))
+                Issue.record("an unknown profile was answered")
             } catch let error as BLIPError {
                 #expect(error == BLIPError(code: 404, message: "No handler for BLIP request"))
             }
+            // getCollections is served; a database without named collections has only `_default`.
+            let body: JSON = ["checkpoint_ids": ["cp-abc", "cp-def"], "collections": ["_default.lists", "_default._default"]]
+            let reply = try await connection.sendRequest(BLIPMessage(profile: "getCollections", body: body.canonicalBytes()))
+            #expect(reply.bodyString == "[null,{}]")
             await connection.close()
         }
     }
