@@ -65,8 +65,10 @@ import TestSupport
             }
             let detection = ContinuousClock.now - silentAt
             #expect(noticed, "the silent link was not noticed")
-            // Three intervals of 0.5 s, plus scheduling slack on a loaded machine.
-            #expect(detection < .seconds(3), "noticed after \(detection)")
+            // Three intervals of 0.5 s, plus scheduling slack on a loaded machine (the
+            // full suite runs beside other builds on two cores): far less than the
+            // 10 s a link without heartbeats would take to be given up.
+            #expect(detection < .seconds(5), "noticed after \(detection)")
             _ = try await node.put("during", ["x": 2])
             try await Task.sleep(for: .milliseconds(300))
             #expect(try await peer.request("GET", "/db/during").status == 404)
