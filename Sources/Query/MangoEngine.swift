@@ -81,7 +81,7 @@ public final class MangoEngine: Sendable {
     @discardableResult
     func update(_ index: MangoIndexDefinition) async throws(StoreError) -> Int64 {
         try await ensureTables()
-        let signature = index.signature
+        let signature = IndexNamespace.of(store) + index.signature
         let filter: MangoSelector? = index.partialFilter.flatMap { try? MangoSelector($0) }
         while true {
             let state = try await store.auxiliaryWrite { db in try MangoStorage.open(db, signature: signature) }
@@ -121,14 +121,15 @@ public final class MangoEngine: Sendable {
     /// Drops index tables that no design document defines any more (`_view_cleanup`).
     public func cleanup() async throws(StoreError) -> Int {
         try await ensureTables()
-        let keep = Set(try await indexes().map(\.signature))
-        return try await store.auxiliaryWrite { db in try MangoStorage.dropUnused(db, keep: keep) }
+        let namespace = IndexNamespace.of(store)
+        let keep = Set(try await indexes().map { namespace + $0.signature })
+        return try await store.auxiliaryWrite { db in try MangoStorage.dropUnused(db, keep: keep, namespace: namespace) }
     }
 
     /// The table ID of `index`, without updating it.
     func indexID(_ index: MangoIndexDefinition) async throws(StoreError) -> Int64 {
         try await ensureTables()
-        let signature = index.signature
+        let signature = IndexNamespace.of(store) + index.signature
         return try await store.auxiliaryWrite { db in try MangoStorage.open(db, signature: signature).id }
     }
 

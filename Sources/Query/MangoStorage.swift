@@ -77,11 +77,12 @@ enum MangoStorage {
         }
     }
 
-    /// Drops the indexes whose signatures are not in `keep`; returns how many.
-    static func dropUnused(_ db: Database, keep: Set<String>) throws -> Int {
+    /// Drops the indexes of `namespace` (`IndexNamespace`) whose signatures are not in
+    /// `keep`; returns how many.
+    static func dropUnused(_ db: Database, keep: Set<String>, namespace: String) throws -> Int {
         let all = try Row.fetchAll(db, sql: "SELECT id, signature FROM mango_indexes")
         var dropped = 0
-        for row in all where !keep.contains(row[1] as String) {
+        for row in all where !keep.contains(row[1] as String) && IndexNamespace.owns(row[1], namespace: namespace) {
             let id: Int64 = row[0]
             try db.execute(sql: "DELETE FROM mango_rows WHERE idx = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM mango_indexes WHERE id = ?", arguments: [id])

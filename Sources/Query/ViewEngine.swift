@@ -114,10 +114,12 @@ public actor ViewEngine {
             }
             for definition in document.views.values { keep.insert(definition.signature) }
         }
-        let kept = keep
+        let namespace = IndexNamespace.of(store)
+        let kept = Set(keep.map { namespace + $0 })
         let dropped: [String]
         do {
-            dropped = try await store.auxiliaryWrite { db in try ViewStorage.dropIndexes(db, keeping: kept) }
+            dropped = try await store.auxiliaryWrite { db in try ViewStorage.dropIndexes(db, keeping: kept, namespace: namespace) }
+                .map { String($0.dropFirst(namespace.count)) }
         } catch {
             throw .storage(error)
         }

@@ -39,9 +39,9 @@ public actor ViewIndex {
         self.functions = functions
         self.logger = logger
         self.batchSize = batchSize
-        let signature = definition.signature
+        let stored = IndexNamespace.of(store) + definition.signature
         do {
-            state = try await store.auxiliaryWrite { db in try ViewStorage.openIndex(db, signature: signature) }
+            state = try await store.auxiliaryWrite { db in try ViewStorage.openIndex(db, signature: stored) }
         } catch {
             throw .storage(error)
         }

@@ -164,11 +164,12 @@ enum ViewStorage {
         return (delta, total)
     }
 
-    /// Drops the indexes whose signature is not in `keep`; returns how many.
-    static func dropIndexes(_ db: Database, keeping keep: Set<String>) throws -> [String] {
+    /// Drops the indexes of `namespace` (`IndexNamespace`) whose stored signature is not
+    /// in `keep`; returns their stored signatures.
+    static func dropIndexes(_ db: Database, keeping keep: Set<String>, namespace: String) throws -> [String] {
         let all = try Row.fetchAll(db, sql: "SELECT id, signature FROM view_indexes")
         var dropped: [String] = []
-        for row in all where !keep.contains(row[1] as String) {
+        for row in all where !keep.contains(row[1] as String) && IndexNamespace.owns(row[1], namespace: namespace) {
             let id: Int64 = row[0]
             for table in ["view_rows", "view_groups", "view_dirty", "view_blocks"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE view = ?", arguments: [id])

@@ -120,7 +120,7 @@ public struct RESTHandler: Sendable {
             throw HTTPFailure.notFound("\(endpoint) is not served on a collection's keyspace")
         }
         database.security = registry.security(database: name)
-        database.views = collection.isDefault ? registry.views(database: name) : nil
+        database.views = registry.views(database: name)
         switch rest.first {
         case "_user": return try await database.principals(.user, name: rest.dropFirst().first, extra: rest.count > 2)
         case "_role": return try await database.principals(.role, name: rest.dropFirst().first, extra: rest.count > 2)
@@ -207,10 +207,9 @@ public struct RESTHandler: Sendable {
 
     /// Endpoints of a database as a whole, not of one of its collections: on a named
     /// collection's keyspace (`/{db}.{collection}/…`) they are 404, as on Sync Gateway.
-    /// (Views and Mango queries serve the default collection only.)
+    /// (Design documents, views and Mango queries are each collection's own.)
     static let databaseOnlyEndpoints: Set<String> = [
         "_user", "_role", "_session", "_blipsync", "_config", "_replication", "_replicationStatus", "_peers", "_rekey",
-        "_design", "_design_docs", "_view_cleanup", "_find", "_explain", "_index",
     ]
 
     /// The store of a keyspace: `db` (the default collection), `db.collection` (default

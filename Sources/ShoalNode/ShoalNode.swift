@@ -101,8 +101,9 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                 script: try Self.conflictScript(for: database), nodeID: nodeID, logger: Logger(label: "Conflicts"))
         }
         conflictMonitors = monitors
-        // Views and Mango indexes serve the default collection only (their tables are the file's).
-        viewEngines = stores.filter { $0.value.collection.isDefault }.mapValues { ViewEngine(store: $0, logger: Logger(label: "Query")) }
+        // One view engine per keyspace: a named collection's indexes live in the file's
+        // query tables under its own namespace (`IndexNamespace`).
+        viewEngines = stores.mapValues { ViewEngine(store: $0, logger: Logger(label: "Query")) }
         replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
         let secrets = Dictionary(uniqueKeysWithValues: configuration.databases.compactMap { database in
             database.meshSecret.map { (database.name, MeshSecret($0)) }

@@ -124,6 +124,55 @@ import TestSupport
         #expect(try await node.request("GET", "/_all_dbs", admin: true).json == ["todo"])
     }
 
+    /// Design documents, views and Mango indexes are each collection's own: the same
+    /// design document in two collections indexes each one's documents, and one
+    /// collection's cleanup keeps the other's indexes.
+    @Test func viewsAndFindPerCollection() async throws {
+        let node = try await Self.start()
+        defer { Task { await node.stop() } }
+        // Design documents pass the collection's sync function like any other document.
+        let design: JSON = ["owner": "admin", "views": ["byOwner": ["map": "function(doc) { if (doc.owner) emit(doc.owner, 1); }", "reduce": "_count"]]]
+        for keyspace in ["todo", "todo.lists"] {
+            let saved = try await node.request("PUT", "/\(keyspace)/_design/app", json: design, admin: true)
+            #expect(saved.status == 201, "\(saved)")
+        }
+        #expect(try await node.request("PUT", "/todo/d1", json: ["owner": "carol"], admin: true).status == 201)
+        for (id, owner) in [("l1", "alice"), ("l2", "alice"), ("l3", "bob")] {
+            #expect(try await node.request("PUT", "/todo.lists/\(id)", json: ["owner": .string(owner)], admin: true).status == 201)
+        }
+        func rows(_ keyspace: String, _ query: String = "reduce=false") async throws -> [String] {
+            let answer = try await node.request("GET", "/\(keyspace)/_design/app/_view/byOwner?\(query)", admin: true)
+            #expect(answer.status == 200, "\(answer)")
+            return answer.json["rows"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+        }
+        #expect(try await rows("todo.lists") == ["l1", "l2", "l3"])
+        #expect(try await rows("todo") == ["d1"])
+        let grouped = try await node.request("GET", "/todo._default.lists/_design/app/_view/byOwner?group=true", admin: true).json
+        #expect(grouped["rows"] == [["key": "alice", "value": 2], ["key": "bob", "value": 1]])
+        #expect(try await node.request("GET", "/todo.app.tasks/_design/app/_view/byOwner", admin: true).status == 404)
+        #expect(try await node.request("GET", "/todo.lists/_design_docs", admin: true).json["rows"]?.arrayValue?.count == 1)
+
+        // Mango, with an index per collection.
+        // (`_index` adds to a design document that already satisfies the sync function.)
+        let ddoc: JSON = ["owner": "admin", "language": "query", "views": [:]]
+        #expect(try await node.request("PUT", "/todo.lists/_design/mango", json: ddoc, admin: true).status == 201)
+        let made = try await node.request(
+            "POST", "/todo.lists/_index", json: ["index": ["fields": ["owner"]], "ddoc": "mango"], admin: true)
+        #expect(made.status == 200, "\(made)")
+        let found = try await node.request(
+            "POST", "/todo.lists/_find", json: ["selector": ["owner": "alice"], "fields": ["_id"]], admin: true)
+        #expect(found.json["docs"]?.arrayValue?.compactMap { $0["_id"]?.stringValue } == ["l1", "l2"], "\(found)")
+        let inDefault = try await node.request("POST", "/todo/_find", json: ["selector": ["owner": "alice"]], admin: true)
+        #expect(inDefault.json["docs"]?.arrayValue?.isEmpty == true, "\(inDefault)")
+
+        // Cleanup in one collection leaves the other's indexes alone.
+        let deleted = try await node.request("GET", "/todo.lists/_design/app", admin: true).json["_rev"]!.stringValue!
+        #expect(try await node.request("DELETE", "/todo.lists/_design/app?rev=\(deleted)", admin: true).status == 200)
+        #expect(try await node.request("POST", "/todo.lists/_view_cleanup", json: [:], admin: true).status == 202)
+        #expect(try await node.request("POST", "/todo/_view_cleanup", json: [:], admin: true).status == 202)
+        #expect(try await rows("todo", "reduce=false&update=false") == ["d1"])
+    }
+
     @Test func perCollectionSyncFunctionsAndUserChannels() async throws {
         let node = try await Self.start()
         defer { Task { await node.stop() } }
