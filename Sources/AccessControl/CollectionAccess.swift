@@ -37,6 +37,14 @@ public struct CollectionAccess: Sendable, Equatable {
         return CollectionName(String(rest[..<colon]))
     }
 
+    /// The collection and channel a sequence key names (nil: not a collection's key).
+    static func channel(ofSequenceKey key: String) -> (collection: CollectionName, channel: String)? {
+        guard let collection = collection(ofSequenceKey: key) else { return nil }
+        let prefix = sequenceKey(collection, "")
+        guard key.hasPrefix(prefix) else { return nil }
+        return (collection, String(key.dropFirst(prefix.count)))
+    }
+
     /// Parses a `collection_access` object; entries present replace those named, the
     /// others stay (`merging` is the principal's current access).
     static func parse(_ value: JSON, merging current: CollectionAccess) throws(PrincipalError) -> CollectionAccess {

@@ -61,8 +61,19 @@ extension DatabaseSecurity {
         }
         guard case .object(var object) = body else { return }
         object["seqs"] = .object(seqs)
+        // Channels of named collections it lost are recorded in their collections (after
+        // the principal is saved: a reader sees the loss once the grant is gone).
+        var lostInCollections: [CollectionName: [Revocation]] = [:]
+        for key in old.keys where !keys.contains(key) {
+            guard let (collection, channel) = CollectionAccess.channel(ofSequenceKey: key) else { continue }
+            lostInCollections[collection, default: []].append(Revocation(grantee: grantee, kind: .channel, name: channel))
+        }
         do throws(StoreError) {
             try await store.savePrincipal(kind, name: name, body: .object(object), revoked: revoked)
+            for (collection, revocations) in lostInCollections.sorted(by: { $0.key < $1.key }) {
+                guard let target = try? store.databaseStore.collection(collection) else { continue }
+                try await target.recordRevocations(revocations.sorted { $0.name < $1.name })
+            }
         } catch {
             throw PrincipalError(error)
         }

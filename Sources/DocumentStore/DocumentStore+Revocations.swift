@@ -35,6 +35,14 @@ extension DocumentStore {
         }
     }
 
+    /// Records `revocations` in this collection, at its next sequence (a named
+    /// collection's admin channels taken from a principal: its readers' feeds report
+    /// them as they report the default collection's).
+    public func recordRevocations(_ revocations: [Revocation]) async throws(StoreError) {
+        guard !revocations.isEmpty else { return }
+        try await write { db in try Self.recordRevocations(db, revocations, sequence: self.lastSequence + 1) }
+    }
+
     /// What `grantees` lost after `since`, oldest first.
     public func revocations(of grantees: [String], since: UInt64) async throws(StoreError) -> [Revocation] {
         guard !grantees.isEmpty else { return [] }

@@ -173,6 +173,29 @@ import TestSupport
         #expect(try await rows("todo", "reduce=false&update=false") == ["d1"])
     }
 
+    /// A channel taken from `collection_access` is a revocation in that collection: a
+    /// reader's pull from before it is told the channel was lost.
+    @Test func channelsTakenFromCollectionAccessAreRevoked() async throws {
+        let node = try await Self.start()
+        defer { Task { await node.stop() } }
+        #expect(try await node.request("PUT", "/todo.lists/l1", json: ["owner": "alice"], admin: true).status == 201)
+        let security = try #require(node.node.security(database: "todo._default.lists"))
+        let before = try #require(try await security.user(named: "alice"))
+        #expect(try await security.access(for: before).channels.keys.contains("list.alice"))
+        let since = try await node.request("GET", "/todo.lists/", admin: true).json["update_seq"]?.intValue ?? 0
+        let taken = try await node.request(
+            "PUT", "/todo/_user/alice", json: ["collection_access": ["_default": ["lists": ["admin_channels": []]]]], admin: true)
+        #expect(taken.status == 200, "\(taken)")
+        let after = try #require(try await security.user(named: "alice"))
+        let access = try await security.access(for: after)
+        #expect(!access.channels.keys.contains("list.alice"))
+        let lost = try await security.lostChannels(of: after, access: access, since: UInt64(since))
+        #expect(lost == ["list.alice"])
+        // The default collection's feed is not told: its channels did not change.
+        let inDefault = try #require(node.node.security(database: "todo"))
+        #expect(try await inDefault.lostChannels(of: after, access: try await inDefault.access(for: after), since: 0).isEmpty)
+    }
+
     @Test func perCollectionSyncFunctionsAndUserChannels() async throws {
         let node = try await Self.start()
         defer { Task { await node.stop() } }
