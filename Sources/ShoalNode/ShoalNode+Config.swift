@@ -33,7 +33,7 @@ extension ShoalNode: DatabaseConfigurator {
         guard let file = fileSettings(name) else { return nil }
         let settings = runtimeSettings(name)
         let source = security(database: name)?.syncFunction?.source
-        return [
+        var config: [String: JSON] = [
             "name": .string(name),
             "server": .string(file.inMemory ? "walrus:" : "sqlite:"),
             "revs_limit": .int(Int64(file.revsLimit)),
@@ -46,6 +46,21 @@ extension ShoalNode: DatabaseConfigurator {
                 "enabled": .bool(file.meshEnabled), "group": .string(file.group), "max_peers": .int(Int64(file.maxPeers)),
             ],
         ]
+        // Named collections as Sync Gateway 3 shows them, each with the sync function
+        // in effect in it.
+        var scopes: [String: [String: JSON]] = [:]
+        for collection in file.collections {
+            let sync = security(database: collection.name.keyspace(in: name))?.syncFunction?.source ?? collection.sync
+            scopes[collection.name.scope, default: [:]][collection.name.name] = [
+                "sync": sync.map { .string($0) } ?? .null,
+                "conflicts": [
+                    "default": .string(collection.conflicts.defaultPolicy.description),
+                    "types": .object(collection.conflicts.byType.mapValues { .string($0.description) }),
+                ],
+            ]
+        }
+        if !scopes.isEmpty { config["scopes"] = .object(scopes.mapValues { ["collections": .object($0)] }) }
+        return .object(config)
     }
 
     public func setSyncFunction(database name: String, source: String?) async throws(ConfigChangeError) -> JSON {

@@ -122,6 +122,11 @@ import TestSupport
         #expect(try await node.request("GET", "/todo.lists/_user/alice", admin: true).status == 404)
         #expect(try await node.request("GET", "/todo.lists/", admin: true).json["doc_count"] == 2)
         #expect(try await node.request("GET", "/_all_dbs", admin: true).json == ["todo"])
+
+        // The database's config shows its scopes and collections.
+        let config = try await node.request("GET", "/todo/_config", admin: true).json
+        #expect(config["scopes"]?["_default"]?["collections"]?["lists"]?["sync"]?.stringValue?.contains("lists need an owner") == true)
+        #expect(config["scopes"]?["app"]?["collections"]?["tasks"]?["conflicts"]?["default"] == "none")
     }
 
     /// Design documents, views and Mango indexes are each collection's own: the same
