@@ -63,6 +63,10 @@ public struct RESTHandler: Sendable {
             }
         } catch let failure as HTTPFailure {
             response = RESTResponse.failure(failure)
+        } catch let error as StoreError {
+            // A store failure an endpoint did not map itself (e.g. a full disk while an
+            // attachment streams in: 507, not 500).
+            response = RESTResponse.failure(HTTPFailure(error))
         } catch {
             logger.error("unexpected error for \(request.method) \(request.uri.path): \(error)")
             response = RESTResponse.failure(HTTPFailure(.internalServerError, "internal_error", "\(error)"))
