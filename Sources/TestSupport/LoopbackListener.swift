@@ -2,10 +2,10 @@ import Foundation
 import Glibc
 
 /// A listening TCP socket on `127.0.0.1` and an ephemeral port, for the small blocking
-/// servers of the tests (`TCPRelay`, `StaticHTTPServer`).
-enum LoopbackListener {
+/// servers of the tests (`TCPRelay`, `StaticHTTPServer`, a server that never answers).
+public enum LoopbackListener {
     /// Binds and listens; returns the socket and the port the kernel chose.
-    static func open(backlog: Int32 = 16) throws -> (fd: Int32, port: Int) {
+    public static func open(backlog: Int32 = 16) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HTTPTestClient.Failure(description: "socket() failed") }
         var one: Int32 = 1
