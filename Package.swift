@@ -146,6 +146,8 @@ let package = Package(
                 "DocumentStore",
                 "Replication",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The admin web UI: HTML, CSS and JavaScript modules compiled into the binary,

@@ -45,6 +45,19 @@ public enum DialRule {
         return chosen
     }
 
+    /// The peers `local` keeps connections with while some known nodes are unreachable
+    /// (a partition, a crashed host): the rule's neighbors among all `nodes` (still
+    /// dialed, so that the links come back at the heal) and, when `unreachable` is not
+    /// empty, also the rule's neighbors among the nodes not known to be unreachable, so
+    /// that each side of a partition stays linked within itself. Each node learns
+    /// unreachability only from its own links, so views differ; a pair chosen by one
+    /// side only is linked by that side's fallback dial (`MeshManager+Fallback.swift`).
+    public static func neighbors(of local: String, among nodes: Set<String>, maxPeers: Int, unreachable: Set<String>) -> Set<String> {
+        let ideal = neighbors(of: local, among: nodes, maxPeers: maxPeers)
+        guard !unreachable.isEmpty else { return ideal }
+        return ideal.union(neighbors(of: local, among: nodes.subtracting(unreachable), maxPeers: maxPeers))
+    }
+
     private static func ringKey(_ id: String) -> [UInt8] {
         SHA1.hash(Array(id.utf8))
     }

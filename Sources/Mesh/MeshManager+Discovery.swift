@@ -2,17 +2,27 @@ import Discovery
 import Foundation
 
 extension MeshManager {
+    /// The first and the longest wait between discovery refreshes while peers are unreachable.
+    static let refreshInterval: ClosedRange<Duration> = .seconds(5) ... .seconds(60)
+
     /// Feeds DNS-SD discoveries into the mesh until `discovery` stops: peers that
     /// serve this database become candidates for the dial rule; a goodbye removes
-    /// them. While some dialed peer is unreachable, discovery is refreshed every
-    /// few seconds so a healed partition is found again without waiting for caches.
+    /// them. While some dialed peer is unreachable, discovery is refreshed so a healed
+    /// partition is found again without waiting for caches: after 5 s, then at doubling
+    /// intervals up to a minute while peers stay unreachable (every node of a large
+    /// mesh re-browsing every few seconds during a partition was an mDNS storm: with 48
+    /// hosts, avahi and dbus took more CPU than the nodes).
     public func follow(_ discovery: ServiceDiscovery, database: String) -> Task<Void, Never> {
         let refresher = Task { [weak self] in
+            var interval = Self.refreshInterval.lowerBound
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(5))
+                try? await Task.sleep(for: interval)
                 guard let self else { return }
                 if self.peers.contains(where: { $0.dialing && $0.source == .mdns && $0.connectedSince == nil }) {
                     discovery.refresh()
+                    interval = min(interval * 2, Self.refreshInterval.upperBound)
+                } else {
+                    interval = Self.refreshInterval.lowerBound
                 }
             }
         }

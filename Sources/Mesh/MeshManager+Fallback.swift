@@ -28,10 +28,10 @@ extension MeshManager {
     static func planFallbacks(
         local: String, maxPeers: Int, known: [String: (url: String, source: MeshPeer.Source)],
         linkedFrom: Set<String>, fallbacks: Set<String>, waitingSince: [String: ContinuousClock.Instant],
-        now: ContinuousClock.Instant, delay: Duration
+        now: ContinuousClock.Instant, delay: Duration, unreachable: Set<String> = []
     ) -> FallbackPlan {
         var plan = FallbackPlan()
-        let chosen = DialRule.neighbors(of: local, among: Set(known.keys), maxPeers: maxPeers)
+        let chosen = DialRule.neighbors(of: local, among: Set(known.keys), maxPeers: maxPeers, unreachable: unreachable)
         var candidates = Set<String>()
         for nodeID in chosen where !DialRule.shouldDial(local: local, remote: nodeID) {
             guard let peer = known[nodeID], peer.source == .mdns else { continue }
@@ -51,12 +51,13 @@ extension MeshManager {
         return plan
     }
 
-    /// Checks the fallbacks every second until the mesh stops.
-    func startFallbackChecks() {
+    /// Checks reachability and the fallbacks every second until the mesh stops.
+    func startPeriodicChecks() {
         let task = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 guard let self else { return }
+                await self.checkReachability(now: .now)
                 await self.checkFallbacks(now: .now)
             }
         }
@@ -71,7 +72,7 @@ extension MeshManager {
             let plan = Self.planFallbacks(
                 local: configuration.nodeID, maxPeers: configuration.maxPeers, known: state.known,
                 linkedFrom: Set(state.inbound.values.compactMap(\.nodeID)), fallbacks: fallbacks,
-                waitingSince: state.waitingSince, now: now, delay: delay)
+                waitingSince: state.waitingSince, now: now, delay: delay, unreachable: state.unreachable)
             state.waitingSince = plan.waitingSince
             let stopped = plan.stop.compactMap { state.dials.removeValue(forKey: Self.fallbackPrefix + $0) }
             return (plan, stopped)

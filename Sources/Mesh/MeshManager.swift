@@ -34,6 +34,13 @@ public final class MeshManager: Sendable {
         var yielded: [String: String] = [:]
         /// Peers the rule makes the dialer, by node ID: since when no link of theirs is up.
         var waitingSince: [String: ContinuousClock.Instant] = [:]
+        /// Chosen peers not linked, by node ID: since when (`MeshManager+Reachability.swift`).
+        var unlinkedSince: [String: ContinuousClock.Instant] = [:]
+        /// Peers found unreachable while some of the rule's neighbors are unlinked.
+        var unreachable: Set<String> = []
+        /// When the peers were last probed (`MeshManager+Reachability.swift`), and whether a probe runs.
+        var lastProbe: ContinuousClock.Instant?
+        var probing = false
         var background: [Task<Void, Never>] = []
         /// What each peer reported about its own peers when it last linked (`MeshManager+Neighbors.swift`).
         var reported: [String: (peers: [String], at: Date)] = [:]
@@ -66,11 +73,15 @@ public final class MeshManager: Sendable {
     /// Every collection of the database with its store (empty: the default one alone);
     /// each link replicates all those the peer also has.
     let collections: [(name: CollectionName, store: DocumentStore)]
+    /// Whether a peer's URL answers at all (a TCP connection within a timeout).
+    let probe: @Sendable (_ url: String) async -> Bool
 
     public init(
         store: DocumentStore, configuration: MeshConfiguration, dialer: any BLIPDialer, logger: Logger = Logger(label: "Mesh"),
-        collections: [(name: CollectionName, store: DocumentStore)] = []
+        collections: [(name: CollectionName, store: DocumentStore)] = [],
+        probe: @escaping @Sendable (_ url: String) async -> Bool = { await MeshManager.tcpProbe($0) }
     ) {
+        self.probe = probe
         self.store = store
         self.collections = collections.count > 1 ? collections : []
         self.configuration = configuration
@@ -84,7 +95,7 @@ public final class MeshManager: Sendable {
         for url in configuration.staticPeers {
             await startStaticDial(url)
         }
-        startFallbackChecks()
+        startPeriodicChecks()
         await reconcile()
     }
 
@@ -129,9 +140,10 @@ public final class MeshManager: Sendable {
 
     /// Connects to the peers the dial rule assigns to this node and drops the others.
     func reconcile() async {
-        let (running, known, dialing) = state.withLock { ($0.running, $0.known, Set($0.dials.keys)) }
+        let (running, known, dialing, unreachable) = state.withLock { ($0.running, $0.known, Set($0.dials.keys), $0.unreachable) }
         guard running else { return }
-        let chosen = DialRule.neighbors(of: configuration.nodeID, among: Set(known.keys), maxPeers: configuration.maxPeers)
+        let chosen = DialRule.neighbors(
+            of: configuration.nodeID, among: Set(known.keys), maxPeers: configuration.maxPeers, unreachable: unreachable)
         let wanted = Set(chosen.filter { DialRule.shouldDial(local: configuration.nodeID, remote: $0) })
         for nodeID in wanted.subtracting(dialing) {
             guard let peer = known[nodeID] else { continue }
@@ -192,9 +204,12 @@ public final class MeshManager: Sendable {
     }
 
     func startDial(key: String, nodeID: String?, url: String, source: MeshPeer.Source) async {
-        let replication = ReplicationConfiguration(
+        var replication = ReplicationConfiguration(
             id: "mesh-\(key)", remote: url, direction: .pushAndPull, continuous: true,
             heartbeat: configuration.heartbeat, maxBackoff: configuration.maxBackoff)
+        // A refusal (a peer's clock off by more than the proof window, a secret or a
+        // database not configured yet) may be fixed on the other side: keep redialing.
+        replication.retryRefusals = true
         // The peer's ID, once a static link learned it, names the revisions it sends.
         let replicator = Replicator(
             store: store, configuration: replication, dialer: dialer, logger: logger, collections: collections,

@@ -128,7 +128,7 @@ public final class Replicator: Sendable {
                 let message = "\(error)"
                 logger.info("replication \(configuration.id) to \(configuration.remote): \(message)")
                 progress.update { $0.lastError = message }
-                if Self.isPermanent(error) {
+                if Self.isPermanent(error) && !configuration.retryRefusals {
                     progress.update { $0.state = .error }
                     return
                 }
