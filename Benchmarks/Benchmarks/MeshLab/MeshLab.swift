@@ -49,7 +49,7 @@ let benchmarks: @Sendable () -> Void = {
     let metrics = [startToEverywhere, writeToEverywhere, groupSpread, healToConverged, idleRSS, idleCPU]
     Benchmark("mesh-lab-\(nodes)", configuration: .init(
         metrics: metrics, tags: ["nodes": String(nodes)],
-        units: Dictionary(uniqueKeysWithValues: metrics.map { ($0, .count) }),
+        units: Dictionary(uniqueKeysWithValues: metrics.map { ($0, BenchmarkUnits.count) }),
         warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(900), maxIterations: 1
     )) { benchmark in
         let result = try runMeshLab(nodes: nodes)
