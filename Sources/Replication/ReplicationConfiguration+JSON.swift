@@ -45,7 +45,7 @@ extension ReplicationConfiguration {
             username: json["remote_username"]?.stringValue, password: json["remote_password"]?.stringValue)
         purgeOnRemoval = try Self.bool(json["purge_on_removal"], "purge_on_removal", id) ?? false
         if let heartbeat = json["heartbeat"] {
-            guard let seconds = heartbeat.doubleValue, seconds > 0 else {
+            guard let seconds = heartbeat.doubleValue, seconds > 0, seconds * 1000 < Double(Int.max) else {
                 throw .init(reason: "replication \(id): \"heartbeat\" must be a positive number of seconds")
             }
             self.heartbeat = .milliseconds(Int(seconds * 1000))

@@ -80,13 +80,13 @@ public enum ConfigLoader {
             config.maxRequestBytes = Int(bytes)
         }
         if let value = root["heartbeat"] {
-            guard let seconds = value.doubleValue, seconds > 0 else {
+            guard let seconds = value.doubleValue, seconds > 0, seconds * 1000 < Double(Int.max) else {
                 throw ConfigError(message: "\"heartbeat\" must be a positive number of seconds")
             }
             config.heartbeat = .milliseconds(Int(seconds * 1000))
         }
         if let value = root["httpIdleTimeout"] {
-            guard let seconds = value.doubleValue, seconds >= 0 else {
+            guard let seconds = value.doubleValue, seconds >= 0, seconds * 1000 < Double(Int.max) else {
                 throw ConfigError(message: "\"httpIdleTimeout\" must be a number of seconds (0: no limit)")
             }
             config.httpIdleTimeout = seconds == 0 ? nil : .milliseconds(Int(seconds * 1000))
