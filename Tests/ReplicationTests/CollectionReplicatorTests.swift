@@ -41,7 +41,7 @@ import TestSupport
         replicator.start()
         // Not a mesh link: the peer's "no handler" fails it (and it keeps retrying, as a
         // BLIP-level error may be transient).
-        #expect(await eventually { replicator.status.lastError?.contains("No handler for BLIP request") == true })
+        #expect(await eventually(timeout: .seconds(30)) { replicator.status.lastError?.contains("No handler for BLIP request") == true })
         await replicator.stop()
     }
 }
