@@ -5,7 +5,7 @@ import NIOPosix
 extension MeshManager {
     /// How long a probe waits for a peer's TCP handshake. A LAN answers in
     /// milliseconds; a host across a partition (packets dropped) never does.
-    static let probeTimeout = Duration.seconds(3)
+    static let probeTimeout = TimeAmount.seconds(3)
 
     /// True when a TCP connection to the host and port of `url` (`ws://`, `wss://`)
     /// opens within `probeTimeout`; the connection is closed at once, nothing is sent.
@@ -15,7 +15,7 @@ extension MeshManager {
         let port = components.port ?? (secure ? 443 : 80)
         do {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(.milliseconds(probeTimeout.components.seconds * 1000))
+                .connectTimeout(probeTimeout)
                 .connect(host: host, port: port).get()
             try? await channel.close()
             return true

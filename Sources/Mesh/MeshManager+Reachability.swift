@@ -40,7 +40,7 @@ extension MeshManager {
         ideal: Set<String>, chosen: Set<String>, linked: Set<String>,
         unlinkedSince: [String: ContinuousClock.Instant], unreachable: Set<String>,
         now: ContinuousClock.Instant, after: Duration,
-        lastProbe: ContinuousClock.Instant? = nil, probeAfter: Duration = .seconds(6), probeInterval: Duration = .seconds(20)
+        lastProbe: ContinuousClock.Instant? = nil, probeAfter: Duration = .seconds(6), probeInterval: Duration = MeshManager.probeInterval
     ) -> ReachabilityPlan {
         // Every neighbor of the rule is linked: the mesh is whole, nothing is unreachable.
         if ideal.isSubset(of: linked) { return ReachabilityPlan() }

@@ -41,9 +41,11 @@ public struct ReplicationConfiguration: Sendable, Equatable {
     /// Every collection of the local database (Sync Gateway's `"collections_enabled": true`
     /// without `"collections"`).
     public var allCollections = false
-    /// Retry refusals too (401, 403, 404, which otherwise end the replication with an
-    /// error): a mesh link, whose refusal may go away on the other side (its clock set
-    /// right, its mesh secret or database configured), keeps redialing with the backoff.
+    /// Retry even the failures that otherwise end the replication with an error
+    /// (`Replicator.isPermanent`: refusals 401/403/404, a pinned certificate that does
+    /// not match, a missing collection): a mesh link, whose refusal may go away on the
+    /// other side (its clock set right, its mesh secret or database configured), keeps
+    /// redialing with the backoff.
     public var retryRefusals = false
 
     public init(
