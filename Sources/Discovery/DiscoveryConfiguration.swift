@@ -20,8 +20,8 @@ public struct DiscoveryConfiguration: Sendable {
     /// How often dead handles are re-created while the daemon is away, and how long a failed
     /// resolve waits before it is tried again.
     public var retryInterval: Duration = .seconds(2)
-    /// After a refresh or a reconnect, how long a previously known peer may take to be browsed
-    /// again before it is reported removed.
+    /// After a reconnect to the daemon, how long a previously known peer may take to be browsed
+    /// again before it is reported removed; also how long a refresh's question stays open.
     public var resyncGracePeriod: Duration = .seconds(5)
 
     /// A configuration with the default service type, protocol version and timings.

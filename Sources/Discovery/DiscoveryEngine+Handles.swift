@@ -75,7 +75,7 @@ extension DiscoveryEngine {
         )
         guard status == DNSServiceStatus.noError, let ref else {
             logger.debug("\(DNSServiceStatus.describe(status, call: "DNSServiceResolve")) for \(instance)")
-            resolveRetries[instance] = clock.now + configuration.retryInterval
+            resolveRetries[instance] = clock.now + retryDelay(after: "resolve \(instance)")
             pendingEffects += table.resolveFailed(instance: instance)
             return
         }
@@ -95,13 +95,23 @@ extension DiscoveryEngine {
         )
         guard status == DNSServiceStatus.noError, let ref else {
             logger.debug("\(DNSServiceStatus.describe(status, call: "DNSServiceQueryRecord")) for \(host)")
-            queryRetries[host] = clock.now + configuration.retryInterval
+            queryRetries[host] = clock.now + retryDelay(after: "query \(key)")
             pendingEffects += table.addressQueryFailed(host: host)
             return
         }
         handle.attach(ref)
         addressQueries[key]?.deallocate()
         addressQueries[key] = handle
+    }
+
+    /// When a resolver or address query that failed `n` times in a row is tried again:
+    /// `retryInterval` doubled per failure up to 32×, ±25%. A daemon or bus that refuses new
+    /// clients under load (dozens of peers starting lookups at once) is not hammered every
+    /// `retryInterval` by every lookup.
+    func retryDelay(after lookup: String) -> Duration {
+        let failures = (lookupFailures[lookup] ?? 0) + 1
+        lookupFailures[lookup] = failures
+        return configuration.retryInterval * (1 << min(failures - 1, 5)) * Double.random(in: 0.75...1.25)
     }
 
     /// The DNS class of the re-query: IN with the mDNS "unicast response" (QU) bit. Avahi keys
@@ -151,6 +161,7 @@ extension DiscoveryEngine {
         addressQueries = [:]
         resolveRetries = [:]
         queryRetries = [:]
+        lookupFailures = [:]
         pendingEffects += table.handlesLost()
     }
 
@@ -163,20 +174,15 @@ extension DiscoveryEngine {
         sweepAt = nil
     }
 
-    /// Re-creates the browse and every resolver and address query (see ``ServiceDiscovery/refresh()``).
+    /// Asks the network again (see ``ServiceDiscovery/refresh()``): one fresh question; the
+    /// browse, resolvers and address queries stay as they are and see the answers.
     func refresh(now: Instant) {
         guard connected else {
             if reconnectAt != nil { reconnectAt = now }
             return
         }
-        logger.debug("refresh: browsing and resolving again")
-        tearDownLookups()
-        if let failure = createBrowse() {
-            connectionLost = failure
-        } else {
-            startRequery(now: now)
-            sweepAt = now + configuration.resyncGracePeriod
-        }
+        logger.debug("refresh: asking the network again")
+        startRequery(now: now)
         settle()
     }
 

@@ -27,11 +27,13 @@ extension DiscoveryEngine {
 
     func resolveReply(instance: String, hostTarget: String, port: Int, txt: TXTRecord) {
         logger.trace("resolved \(instance): \(hostTarget):\(port)")
+        lookupFailures["resolve \(instance)"] = nil
         pendingEffects += table.resolved(instance: instance, hostTarget: hostTarget, port: port, txt: txt)
     }
 
     func addressReply(added: Bool, host: String, address: String) {
         logger.trace("address \(added ? "add" : "remove") \(host) \(address)")
+        if added { lookupFailures["query \(PeerTable.hostKey(host))"] = nil }
         pendingEffects += added
             ? table.addressAdded(host: host, address: address)
             : table.addressRemoved(host: host, address: address)
@@ -75,14 +77,14 @@ extension DiscoveryEngine {
             logger.debug("\(DNSServiceStatus.describe(error, call: "resolve")) for \(instance); retrying")
             handle.deallocate()
             if resolvers[instance] === handle { resolvers[instance] = nil }
-            resolveRetries[instance] = now + configuration.retryInterval
+            resolveRetries[instance] = now + retryDelay(after: "resolve \(instance)")
             pendingEffects += table.resolveFailed(instance: instance)
         case .addressQuery(let host):
             logger.debug("\(DNSServiceStatus.describe(error, call: "address query")) for \(host); retrying")
             handle.deallocate()
             let key = PeerTable.hostKey(host)
             if addressQueries[key] === handle { addressQueries[key] = nil }
-            queryRetries[host] = now + configuration.retryInterval
+            queryRetries[host] = now + retryDelay(after: "query \(PeerTable.hostKey(host))")
             pendingEffects += table.addressQueryFailed(host: host)
         case .requery:
             logger.debug("\(DNSServiceStatus.describe(error, call: "re-query"))")

@@ -56,6 +56,8 @@ final class DiscoveryEngine: @unchecked Sendable {
     var sweepAt: Instant?
     var resolveRetries: [String: Instant] = [:]
     var queryRetries: [String: Instant] = [:]
+    /// Failures in a row of a resolver ("resolve <instance>") or address query ("query <host>").
+    var lookupFailures: [String: Int] = [:]
     /// The re-query of the last refresh, and when it ends.
     var requery: DNSServiceHandle?
     var requeryEndsAt: Instant?

@@ -152,10 +152,11 @@ public final class ServiceDiscovery: Sendable {
         shared.available.withLock { $0 = false }
     }
 
-    /// Forces a fresh browse/resolve cycle: the browse, every resolver and every address query
-    /// are re-created, so the daemon queries the network again at once instead of waiting for
-    /// cache expiry or query backoff. Call it when a partition may have healed. Peers that are
-    /// not found again within `resyncGracePeriod` are reported removed. While the daemon is
+    /// Makes the daemon ask the network again at once (one fresh question for this group's
+    /// subtype) instead of waiting for its backed-off queries; the running browse sees the
+    /// answers, so peers registered meanwhile (across a healed partition) are `added`. Nothing
+    /// is torn down and nobody is reported removed: a refresh costs one query however many
+    /// peers are known. Call it when a partition may have healed. While the daemon is
     /// unreachable it makes the next reconnection attempt happen now.
     public func refresh() {
         runningEngine()?.post(.refresh)
