@@ -41,7 +41,9 @@ public final class HeadlessChromium: @unchecked Sendable {
             "--headless=new", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
             "--remote-allow-origins=ws://127.0.0.1",
             "--user-data-dir=\(profile.path)", "--no-first-run", "--no-default-browser-check",
-            "--disable-dev-shm-usage", "--disable-extensions", "about:blank",
+            "--disable-dev-shm-usage", "--disable-extensions",
+            // No crashpad handler: it outlives the browser it watches (reparented to init).
+            "--disable-crash-reporter", "--disable-breakpad", "about:blank",
         ]
         let log = profile.path + "/chromium.log"
         FileManager.default.createFile(atPath: log, contents: nil)
