@@ -111,7 +111,12 @@ extension DiscoveryEngine {
     func retryDelay(after lookup: String) -> Duration {
         let failures = (lookupFailures[lookup] ?? 0) + 1
         lookupFailures[lookup] = failures
-        return configuration.retryInterval * (1 << min(failures - 1, 5)) * Double.random(in: 0.75...1.25)
+        return Self.retryDelay(failures: failures, base: configuration.retryInterval, jitter: Double.random(in: 0.75...1.25))
+    }
+
+    /// The pure rule of `retryDelay(after:)`: `base` × 2^(failures − 1), at most 32×, × `jitter`.
+    static func retryDelay(failures: Int, base: Duration, jitter: Double) -> Duration {
+        base * (1 << min(max(failures, 1) - 1, 5)) * jitter
     }
 
     /// The DNS class of the re-query: IN with the mDNS "unicast response" (QU) bit. Avahi keys

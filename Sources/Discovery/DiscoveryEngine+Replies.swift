@@ -117,11 +117,13 @@ extension DiscoveryEngine {
         case .stopResolve(let instance):
             resolvers.removeValue(forKey: instance)?.deallocate()
             resolveRetries[instance] = nil
+            lookupFailures["resolve \(instance)"] = nil
         case .startAddressQuery(let host):
             startAddressQuery(host: host)
         case .stopAddressQuery(let host):
             addressQueries.removeValue(forKey: PeerTable.hostKey(host))?.deallocate()
             queryRetries[host] = nil
+            lookupFailures["query \(PeerTable.hostKey(host))"] = nil
         }
     }
 
