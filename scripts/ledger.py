@@ -123,6 +123,7 @@ class Writer:
         self.acked = collections.Counter()
         self.failed = collections.Counter()
         self.conflicts = 0
+        self.server_errors = []     # what the node said, for the first few 5xx other than 503/507
         self.fields = {}
         for kv in args.set or []:
             k, _, v = kv.partition("=")
@@ -150,10 +151,15 @@ class Writer:
         self.acked[op] += 1
         return {"id": doc_id, "rev": rev, "node": self.label, "op": op, "t": round(time.time(), 6), "tag": self.tag}
 
-    def fail(self, why):
+    def fail(self, why, resp=None):
         self.failed[why] += 1
         if self.args.verbose:
             labutil.eprint(f"{self.label}: {why}")
+        # A server error other than a full disk (507) or a busy node (503) is a bug to
+        # chase: say what the node answered, the first few times.
+        server_error = "HTTP 5" in why and not why.endswith(("HTTP 503", "HTTP 507"))
+        if server_error and len(self.server_errors) < 5:
+            self.server_errors.append(f"{self.label}: {why}: {str(resp)[:300]}")
 
     def transport_error(self, e):
         name = type(e).__name__
@@ -199,7 +205,7 @@ class Writer:
                 self.conflicts += 1
                 update = True
                 continue
-            self.fail(f"HTTP {status}")
+            self.fail(f"HTTP {status}", resp)
             return
         self.fail("conflict retries exhausted")
 
@@ -224,7 +230,7 @@ class Writer:
             if status == 409:
                 self.conflicts += 1
                 continue
-            self.fail(f"DELETE HTTP {status}")
+            self.fail(f"DELETE HTTP {status}", resp)
             return
         self.fail("conflict retries exhausted")
 
@@ -241,7 +247,7 @@ class Writer:
             self.failed["bulk docs unacknowledged"] += n
             return
         if status not in (200, 201) or not isinstance(resp, list):
-            self.fail(f"bulk HTTP {status}")
+            self.fail(f"bulk HTTP {status}", resp)
             self.failed["bulk docs unacknowledged"] += n
             return
         entries = []

@@ -170,7 +170,7 @@ public final class DocumentStore: Sendable {
         } catch {
             logger.error("write failed: \(error)")
             await reloadCounters()
-            throw StoreError.storage(error)
+            throw StoreError.storage(error, path: configuration.databasePath)
         }
     }
 
@@ -198,7 +198,7 @@ public final class DocumentStore: Sendable {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError.storage(error)
+            throw StoreError.storage(error, path: configuration.databasePath)
         }
     }
 

@@ -63,8 +63,11 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     static let missing = StoreError(.notFound, reason: "missing")
     static let deleted = StoreError(.notFound, reason: "deleted")
     static let updateConflict = StoreError(.conflict, reason: "Document update conflict")
-    static func storage(_ error: any Error) -> StoreError {
+    /// A failure of the database or the filesystem under `path` (the database file, when
+    /// there is one): an I/O error while that filesystem has no room left is a full disk.
+    static func storage(_ error: any Error, path: String? = nil) -> StoreError {
         if Self.isDiskFull(error) { return .diskFull }
+        if let path, Self.isIOError(error), DiskSpace.isFull(at: path) { return .diskFull }
         return StoreError(.storage, reason: String(describing: error))
     }
 
@@ -73,6 +76,11 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     static let diskFull = StoreError(
         .insufficientStorage,
         reason: "The disk is full: the write was not stored. Free some space; writes resume by themselves.")
+
+    /// SQLite's `SQLITE_IOERR` (any extended code): a read or write of a file failed.
+    static func isIOError(_ error: any Error) -> Bool {
+        (error as? DatabaseError)?.resultCode == .SQLITE_IOERR
+    }
 
     static func isDiskFull(_ error: any Error) -> Bool {
         if let database = error as? DatabaseError { return database.resultCode == .SQLITE_FULL }

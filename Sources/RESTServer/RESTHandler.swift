@@ -61,15 +61,20 @@ public struct RESTHandler: Sendable {
             } else {
                 response = try await route(rest)
             }
-        } catch let failure as HTTPFailure {
-            response = RESTResponse.failure(failure)
-        } catch let error as StoreError {
+        } catch {
+            let failure: HTTPFailure = switch error {
+            case let failure as HTTPFailure: failure
             // A store failure an endpoint did not map itself (e.g. a full disk while an
             // attachment streams in: 507, not 500).
-            response = RESTResponse.failure(HTTPFailure(error))
-        } catch {
-            logger.error("unexpected error for \(request.method) \(request.uri.path): \(error)")
-            response = RESTResponse.failure(HTTPFailure(.internalServerError, "internal_error", "\(error)"))
+            case let error as StoreError: HTTPFailure(error)
+            default: HTTPFailure(.internalServerError, "internal_error", "\(error)")
+            }
+            if failure.status.code >= 500 {
+                // A server-side failure is always in the log with its reason (the client
+                // sees the same reason in the body).
+                logger.error("\(request.method) \(request.uri.path) → \(failure.status.code) \(failure.error): \(failure.reason)")
+            }
+            response = RESTResponse.failure(failure)
         }
         // HEAD: the GET answer's headers (Content-Length included) without its body.
         if request.method == .head { response = response.createHeadResponse() }

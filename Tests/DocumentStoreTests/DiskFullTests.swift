@@ -83,4 +83,72 @@ import Glibc
         #expect(try await store.integrityCheck() == ["ok"])
         store.close()
     }
+
+    /// A node restarted after a crash reopens a WAL file that is already large; with the
+    /// disk then full, writes reuse that file's space and succeed until the WAL index
+    /// (`-shm`, rebuilt small at the restart) must grow past 4,096 frames: SQLite reports
+    /// that as `SQLITE_IOERR_SHMSIZE` "disk I/O error", which is still a full disk (507),
+    /// not a 500 (chaos seed 8 saw three such 500s).
+    @Test func anIOErrorOnAFullDiskIsAFullDisk() async throws {
+        let directory = TemporaryDirectory(prefix: "shoal-full-shm")
+        defer { directory.remove() }
+        guard getuid() == 0, Self.run(["-t", "tmpfs", "-o", "size=192m", "tmpfs", directory.path]) == 0 else {
+            print("DiskFullTests skipped: mounting a tmpfs needs root")
+            return
+        }
+        defer { _ = umount2(directory.path, Int32(MNT_DETACH)) }
+        let first = directory.path + "/first", restarted = directory.path + "/restarted"
+        for path in [first, restarted] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
+        let padding = String(repeating: "y", count: 3000)
+        func open(_ path: String) throws -> DocumentStore {
+            try DocumentStore(configuration: StoreConfiguration(name: "db", location: .directory(path), durability: .normal))
+        }
+        // A WAL of more than 4,096 frames, checkpointed, then restarted from its start by
+        // one more write: the file stays large, few of its frames are live.
+        let store = try open(first)
+        for start in stride(from: 0, to: 6000, by: 500) {
+            _ = try await store.save(batch: (start..<start + 500).map {
+                DocumentUpdate(docID: "seed\($0)", body: ["pad": .string(padding)], mode: .edit(parent: nil))
+            })
+        }
+        _ = try await store.writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(PASSIVE)") }
+        try await store.put("reset", ["ok": true])
+        let wal = try FileManager.default.attributesOfItem(atPath: first + "/db.sqlite3-wal")[.size] as? Int ?? 0
+        #expect(wal > 4096 * 4120, "the WAL file should hold more than 4,096 frames (\(wal) bytes)")
+        // The crash: the files as they are on disk, without the index, open elsewhere.
+        for file in ["db.sqlite3", "db.sqlite3-wal"] {
+            try FileManager.default.copyItem(atPath: first + "/" + file, toPath: restarted + "/" + file)
+        }
+        store.close()
+        let reopened = try open(restarted)
+        // The disk fills up.
+        let filler = directory.path + "/filler"
+        #expect(FileManager.default.createFile(atPath: filler, contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: filler))
+        let chunk = Data(repeating: 1, count: 1 << 16)
+        while (try? handle.write(contentsOf: chunk)) != nil {}
+        try? handle.close()
+        #expect(DiskSpace.isFull(at: restarted))
+
+        var acknowledged = 0
+        var refusal: StoreError?
+        for index in 0..<6000 {
+            do {
+                try await reopened.put("after\(index)", ["pad": .string(padding)])
+                acknowledged += 1
+            } catch let error as StoreError {
+                refusal = error
+                break
+            }
+        }
+        let error = try #require(refusal, "the disk never filled")
+        #expect(error.kind == .insufficientStorage, "\(error)")
+        #expect(error.httpStatus == 507)
+        #expect(reopened.info().docCount == 6001 + acknowledged)
+        // Space comes back: writes go on and the file is sound.
+        try FileManager.default.removeItem(atPath: filler)
+        try await reopened.put("later", ["ok": true])
+        #expect(try await reopened.integrityCheck() == ["ok"])
+        reopened.close()
+    }
 }
