@@ -2,7 +2,7 @@
 #   make run   installs missing system packages, builds, starts a node with embedded defaults
 #   make test  installs missing system packages, builds, runs the whole test suite
 SWIFT ?= swift
-APT_PACKAGES := libsqlite3-dev libssl-dev zlib1g-dev duktape-dev libavahi-compat-libdnssd-dev avahi-daemon dbus-daemon iproute2 nftables util-linux chromium
+APT_PACKAGES := libsqlite3-dev libssl-dev zlib1g-dev duktape-dev libavahi-client-dev avahi-daemon dbus-daemon iproute2 nftables util-linux chromium
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RUN_ARGS ?=
 

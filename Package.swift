@@ -122,12 +122,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Avahi's Bonjour-compatible DNS-SD library (dns_sd.h).
-        .systemLibrary(name: "CDNSSD"),
+        // Avahi's client library (avahi-client: one D-Bus connection to avahi-daemon).
+        .systemLibrary(name: "CAvahi"),
         // DNS-SD register/browse/resolve through the host's avahi-daemon, static peers. Knows nothing of documents.
         .target(
             name: "Discovery",
-            dependencies: ["CDNSSD", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CAvahi", .product(name: "Logging", package: "swift-log")],
             exclude: ["Discovery.md"]
         ),
         // A tiny program that runs discovery in a simulated host (multi-host discovery test).

@@ -1,14 +1,14 @@
-import CDNSSD
+import CAvahi
 import Logging
 
 extension DiscoveryEngine {
-    /// Registers this node and starts browsing. On failure (no daemon, no bus) everything
-    /// created is dropped, unavailability is reported once, and another attempt is scheduled
-    /// after `retryInterval`.
+    /// Connects to avahi-daemon, registers this node and starts browsing. On failure (no
+    /// daemon, no bus) everything created is dropped, unavailability is reported once, and
+    /// another attempt is scheduled after `retryInterval`.
     func connect(now: Instant) {
         lastConnectAttempt = now
         reconnectAt = nil
-        if let failure = createRegistration() ?? createBrowse() {
+        if let failure = createClient() ?? createRegistration() ?? createBrowse() {
             tearDownAll()
             reportAvailability(false, reason: failure)
             reconnectAt = now + configuration.retryInterval
@@ -19,8 +19,50 @@ extension DiscoveryEngine {
         if table.hasStaleInstances { sweepAt = now + configuration.resyncGracePeriod }
     }
 
-    /// Creates the registration; returns why it failed, or `nil`.
-    private func createRegistration() -> String? {
+    /// Opens the one connection to the daemon; returns why it failed, or `nil`.
+    private func createClient() -> String? {
+        guard let simplePoll else { return "avahi_simple_poll_new failed" }
+        var error: Int32 = 0
+        guard let newClient = avahi_client_new(
+            avahi_simple_poll_get(simplePoll), AvahiClientFlags(rawValue: 0), AvahiCallbacks.client,
+            Unmanaged.passUnretained(self).toOpaque(), &error)
+        else {
+            return AvahiStatus.describe(error, call: "avahi_client_new")
+        }
+        client = newClient
+        return nil
+    }
+
+    /// The client's state changed (inside its callback: record, do not act).
+    func clientStateChanged(_ state: AvahiClientState, error: Int32) {
+        switch state {
+        case AVAHI_CLIENT_FAILURE:
+            connectionLost = AvahiStatus.describe(error, call: "avahi client")
+        case AVAHI_CLIENT_S_COLLISION, AVAHI_CLIENT_S_REGISTERING:
+            // The daemon's host name is changing: its records go, ours with them; the
+            // registration is added again once the daemon runs.
+            if registration != nil { registrationToRedo = .hostChanged }
+        default:
+            break  // running, connecting
+        }
+    }
+
+    /// Creates the registration (an entry group with the service and its group subtype);
+    /// returns why it failed, or `nil`.
+    func createRegistration() -> String? {
+        guard let client else { return "no avahi client" }
+        let handle = AvahiHandle(kind: .registration, engine: self)
+        guard let group = avahi_entry_group_new(client, AvahiCallbacks.entryGroup, handle.context) else {
+            return AvahiStatus.describe(avahi_client_errno(client), call: "avahi_entry_group_new")
+        }
+        handle.attach(group)
+        registration = handle
+        return addServices(to: group)
+    }
+
+    /// Adds this node's service and subtype to `group` and commits it, under a new name
+    /// while the name collides with a local service; returns why it failed, or `nil`.
+    private func addServices(to group: OpaquePointer) -> String? {
         let txt: [UInt8]
         do {
             txt = try advertisement.txtRecord().encoded()
@@ -29,57 +71,91 @@ extension DiscoveryEngine {
             logger.error("cannot encode TXT record: \(error); registering without TXT")
             txt = [0]
         }
-        let handle = DNSServiceHandle(kind: .registration, engine: self)
-        let name = ServiceNaming.instanceName(forNodeID: configuration.nodeID)
-        let regType = ServiceNaming.subtypeRegType(serviceType: configuration.serviceType, group: configuration.group)
-        var ref: OpaquePointer?
-        let status = txt.withUnsafeBytes { raw in
-            DNSServiceRegister(
-                &ref, 0, 0, name, regType, nil, nil,
-                UInt16(truncatingIfNeeded: configuration.port).bigEndian,
-                UInt16(raw.count), raw.baseAddress,
-                DNSServiceCallbacks.register, handle.context
-            )
+        let type = configuration.serviceType
+        let subtype = ServiceNaming.subtypeName(serviceType: type, group: configuration.group)
+        for _ in 0..<16 {
+            var status = withStringList(txt) { list in
+                avahi_entry_group_add_service_strlst(
+                    group, Avahi.anyInterface, Avahi.anyProtocol, AVAHI_PUBLISH_NO_COOKIE, registeredName, type, nil, nil,
+                    UInt16(truncatingIfNeeded: configuration.port), list)
+            }
+            if status == Avahi.collision {
+                renameRegistration()
+                continue
+            }
+            if status == AvahiStatus.ok {
+                status = avahi_entry_group_add_service_subtype(
+                    group, Avahi.anyInterface, Avahi.anyProtocol, AvahiPublishFlags(rawValue: 0), registeredName, type, nil, subtype)
+            }
+            if status == AvahiStatus.ok { status = avahi_entry_group_commit(group) }
+            guard status == AvahiStatus.ok else { return AvahiStatus.describe(status, call: "registering \(registeredName)") }
+            logger.debug("registering", metadata: ["name": "\(registeredName)", "type": "\(subtype)", "port": "\(configuration.port)"])
+            return nil
         }
-        guard status == DNSServiceStatus.noError, let ref else {
-            return DNSServiceStatus.describe(status, call: "DNSServiceRegister")
+        return "registering: no free name after 16 alternatives of \(registeredName)"
+    }
+
+    /// The next name Avahi proposes after a conflict (`node` → `node #2` → `node #3`…).
+    private func renameRegistration() {
+        guard let next = avahi_alternative_service_name(registeredName) else { return }
+        let old = registeredName
+        registeredName = String(cString: next)
+        avahi_free(next)
+        logger.warning("service name \(String(reflecting: old)) is taken; trying \(String(reflecting: registeredName))")
+    }
+
+    /// Adds the registration again after a conflict or a host name change (see
+    /// ``registrationToRedo``).
+    func redoRegistration(_ redo: RegistrationRedo) {
+        guard let group = registration?.object else { return }
+        if redo == .rename { renameRegistration() }
+        avahi_entry_group_reset(group)
+        if let failure = addServices(to: group) {
+            connectionLost = failure
         }
-        handle.attach(ref)
-        registration = handle
-        logger.debug("registering", metadata: ["name": "\(name)", "type": "\(regType)", "port": "\(configuration.port)"])
-        return nil
+    }
+
+    /// Runs `body` with `wire` (a TXT record in DNS wire format) as Avahi's string list.
+    private func withStringList(_ wire: [UInt8], _ body: (UnsafeMutablePointer<AvahiStringList>?) -> Int32) -> Int32 {
+        var list: UnsafeMutablePointer<AvahiStringList>?
+        let parsed = wire.withUnsafeBytes { avahi_string_list_parse($0.baseAddress, $0.count, &list) }
+        guard parsed == AvahiStatus.ok else { return parsed }
+        defer { avahi_string_list_free(list) }
+        return body(list)
     }
 
     /// Creates the browse of this group's subtype; returns why it failed, or `nil`.
     func createBrowse() -> String? {
-        let handle = DNSServiceHandle(kind: .browse, engine: self)
-        let regType = ServiceNaming.subtypeRegType(serviceType: configuration.serviceType, group: configuration.group)
-        var ref: OpaquePointer?
-        let status = DNSServiceBrowse(&ref, 0, 0, regType, "local.", DNSServiceCallbacks.browse, handle.context)
-        guard status == DNSServiceStatus.noError, let ref else {
-            return DNSServiceStatus.describe(status, call: "DNSServiceBrowse")
+        guard let client else { return "no avahi client" }
+        let handle = AvahiHandle(kind: .browse, engine: self)
+        let type = ServiceNaming.subtypeName(serviceType: configuration.serviceType, group: configuration.group)
+        guard let browser = avahi_service_browser_new(
+            client, Avahi.anyInterface, Avahi.ipv4, type, "local", AvahiLookupFlags(rawValue: 0), AvahiCallbacks.browse,
+            handle.context)
+        else {
+            return AvahiStatus.describe(avahi_client_errno(client), call: "avahi_service_browser_new")
         }
-        handle.attach(ref)
+        handle.attach(browser)
         browse = handle
-        logger.debug("browsing", metadata: ["type": "\(regType)"])
+        logger.debug("browsing", metadata: ["type": "\(type)"])
         return nil
     }
 
-    /// Starts resolving an instance (SRV + TXT). A resolver that cannot be created is retried
-    /// after `retryInterval`.
+    /// Starts resolving an instance (SRV + TXT; the address comes from the address query).
+    /// A resolver that cannot be created is retried with a backoff.
     func startResolve(instance: String, domain: String) {
-        let handle = DNSServiceHandle(kind: .resolve(instance: instance), engine: self)
-        var ref: OpaquePointer?
-        let status = DNSServiceResolve(
-            &ref, 0, 0, instance, configuration.serviceType, domain, DNSServiceCallbacks.resolve, handle.context
-        )
-        guard status == DNSServiceStatus.noError, let ref else {
-            logger.debug("\(DNSServiceStatus.describe(status, call: "DNSServiceResolve")) for \(instance)")
+        let handle = AvahiHandle(kind: .resolve(instance: instance), engine: self)
+        guard let client, let resolver = avahi_service_resolver_new(
+            client, Avahi.anyInterface, Avahi.ipv4, instance, configuration.serviceType, domain, Avahi.ipv4,
+            AVAHI_LOOKUP_NO_ADDRESS, AvahiCallbacks.resolve, handle.context)
+        else {
+            let error = client.map { avahi_client_errno($0) } ?? AvahiStatus.failure
+            logger.debug("\(AvahiStatus.describe(error, call: "avahi_service_resolver_new")) for \(instance)")
             resolveRetries[instance] = clock.now + retryDelay(after: "resolve \(instance)")
             pendingEffects += table.resolveFailed(instance: instance)
             return
         }
-        handle.attach(ref)
+        handle.attach(resolver)
         resolvers[instance]?.deallocate()
         resolvers[instance] = handle
     }
@@ -87,19 +163,18 @@ extension DiscoveryEngine {
     /// Starts querying the A records of a host target.
     func startAddressQuery(host: String) {
         let key = PeerTable.hostKey(host)
-        let handle = DNSServiceHandle(kind: .addressQuery(host: host), engine: self)
-        var ref: OpaquePointer?
-        let status = DNSServiceQueryRecord(
-            &ref, 0, 0, host, UInt16(kDNSServiceType_A), UInt16(kDNSServiceClass_IN),
-            DNSServiceCallbacks.queryRecord, handle.context
-        )
-        guard status == DNSServiceStatus.noError, let ref else {
-            logger.debug("\(DNSServiceStatus.describe(status, call: "DNSServiceQueryRecord")) for \(host)")
+        let handle = AvahiHandle(kind: .addressQuery(host: host), engine: self)
+        guard let client, let browser = avahi_record_browser_new(
+            client, Avahi.anyInterface, Avahi.ipv4, host, 1 /* IN */, 1 /* A */, AvahiLookupFlags(rawValue: 0),
+            AvahiCallbacks.record, handle.context)
+        else {
+            let error = client.map { avahi_client_errno($0) } ?? AvahiStatus.failure
+            logger.debug("\(AvahiStatus.describe(error, call: "avahi_record_browser_new")) for \(host)")
             queryRetries[host] = clock.now + retryDelay(after: "query \(key)")
             pendingEffects += table.addressQueryFailed(host: host)
             return
         }
-        handle.attach(ref)
+        handle.attach(browser)
         addressQueries[key]?.deallocate()
         addressQueries[key] = handle
     }
@@ -133,17 +208,17 @@ extension DiscoveryEngine {
     /// results are ignored; it is dropped after `resyncGracePeriod`.
     func startRequery(now: Instant) {
         endRequery()
-        let name = ServiceNaming.subtypeName(serviceType: configuration.serviceType, group: configuration.group) + ".local."
-        let handle = DNSServiceHandle(kind: .requery, engine: self)
-        var ref: OpaquePointer?
-        let status = DNSServiceQueryRecord(
-            &ref, 0, 0, name, UInt16(kDNSServiceType_PTR), Self.requeryClass, DNSServiceCallbacks.queryRecord, handle.context
-        )
-        guard status == DNSServiceStatus.noError, let ref else {
-            logger.debug("\(DNSServiceStatus.describe(status, call: "DNSServiceQueryRecord")) for \(name)")
+        guard let client else { return }
+        let name = ServiceNaming.subtypeName(serviceType: configuration.serviceType, group: configuration.group) + ".local"
+        let handle = AvahiHandle(kind: .requery, engine: self)
+        guard let browser = avahi_record_browser_new(
+            client, Avahi.anyInterface, Avahi.anyProtocol, name, Self.requeryClass, 12 /* PTR */, AvahiLookupFlags(rawValue: 0),
+            AvahiCallbacks.record, handle.context)
+        else {
+            logger.debug("\(AvahiStatus.describe(avahi_client_errno(client), call: "avahi_record_browser_new")) for \(name)")
             return
         }
-        handle.attach(ref)
+        handle.attach(browser)
         requery = handle
         requeryEndsAt = now + configuration.resyncGracePeriod
     }
@@ -170,11 +245,15 @@ extension DiscoveryEngine {
         pendingEffects += table.handlesLost()
     }
 
-    /// Drops every handle; the registration first, so its goodbye goes out at once.
+    /// Drops every handle, the registration first (its goodbye goes out at once), then the
+    /// connection to the daemon.
     func tearDownAll() {
         registration?.deallocate()
         registration = nil
+        registrationToRedo = nil
         tearDownLookups()
+        if let client { avahi_client_free(client) }
+        client = nil
         connected = false
         sweepAt = nil
     }
@@ -194,11 +273,15 @@ extension DiscoveryEngine {
     /// Advertises a new database list (updates the TXT record in place).
     func updateDatabases(_ databases: [String]) {
         advertisement.databases = databases
-        guard let registration, connected else { return }
+        guard let group = registration?.object, connected else { return }
         guard let txt = try? advertisement.txtRecord().encoded() else { return }
-        let status = registration.updateTXT(txt)
-        if status != DNSServiceStatus.noError {
-            logger.warning("\(DNSServiceStatus.describe(status, call: "DNSServiceUpdateRecord"))")
+        let status = withStringList(txt) { list in
+            avahi_entry_group_update_service_txt_strlst(
+                group, Avahi.anyInterface, Avahi.anyProtocol, AVAHI_PUBLISH_NO_COOKIE, registeredName, configuration.serviceType,
+                nil, list)
+        }
+        if status != AvahiStatus.ok {
+            logger.warning("\(AvahiStatus.describe(status, call: "avahi_entry_group_update_service_txt_strlst"))")
         }
     }
 

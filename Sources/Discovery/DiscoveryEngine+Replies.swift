@@ -1,21 +1,24 @@
 import Logging
 
 extension DiscoveryEngine {
-    // MARK: Callback entry points (inside DNSServiceProcessResult: record, do not act)
+    // MARK: Callback entry points (inside the poll iteration: record, do not act)
 
-    func registrationReply(handle: DNSServiceHandle, error: Int32, name: String?) {
-        guard error == DNSServiceStatus.noError else {
-            handleFailed(handle, error: error)
-            return
-        }
-        guard let name else { return }
+    /// The registration is on the network under `registeredName`.
+    func registrationEstablished(handle: AvahiHandle) {
+        guard handle === registration else { return }
         let wanted = ServiceNaming.instanceName(forNodeID: configuration.nodeID)
-        if name != wanted {
-            logger.warning("registered as \(String(reflecting: name)) instead of \(String(reflecting: wanted)) (name conflict)")
+        if registeredName != wanted {
+            logger.warning("registered as \(String(reflecting: registeredName)) instead of \(String(reflecting: wanted)) (name conflict)")
         } else {
-            logger.debug("registered", metadata: ["name": "\(name)"])
+            logger.debug("registered", metadata: ["name": "\(registeredName)"])
         }
-        pendingEffects += table.registered(as: name)
+        pendingEffects += table.registered(as: registeredName)
+    }
+
+    /// Another host on the network has the name: register under the next one.
+    func registrationCollided(handle: AvahiHandle) {
+        guard handle === registration else { return }
+        registrationToRedo = .rename
     }
 
     func browseReply(added: Bool, instance: String, interface: UInt32, domain: String) {
@@ -39,9 +42,8 @@ extension DiscoveryEngine {
             : table.addressRemoved(host: host, address: address)
     }
 
-    /// A handle reported an error (in a callback, from `DNSServiceProcessResult`, or through
-    /// a hung-up descriptor). Dealt with in ``settle()``.
-    func handleFailed(_ handle: DNSServiceHandle, error: Int32) {
+    /// A handle reported an error in its callback. Dealt with in ``settle()``.
+    func handleFailed(_ handle: AvahiHandle, error: Int32) {
         failedHandles.append((handle, error))
     }
 
@@ -53,6 +55,9 @@ extension DiscoveryEngine {
             if let reason = connectionLost {
                 connectionLost = nil
                 connectionWasLost(reason: reason)
+            } else if let redo = registrationToRedo {
+                registrationToRedo = nil
+                redoRegistration(redo)
             } else if !failedHandles.isEmpty {
                 let failures = failedHandles
                 failedHandles = []
@@ -67,27 +72,27 @@ extension DiscoveryEngine {
         }
     }
 
-    private func handleDidFail(_ handle: DNSServiceHandle, error: Int32) {
+    private func handleDidFail(_ handle: AvahiHandle, error: Int32) {
         guard handle.isAlive else { return }  // already torn down with the rest
         let now = clock.now
         switch handle.kind {
         case .registration, .browse:
-            connectionLost = DNSServiceStatus.describe(error, call: "\(handle.kind)")
+            connectionLost = AvahiStatus.describe(error, call: "\(handle.kind)")
         case .resolve(let instance):
-            logger.debug("\(DNSServiceStatus.describe(error, call: "resolve")) for \(instance); retrying")
+            logger.debug("\(AvahiStatus.describe(error, call: "resolve")) for \(instance); retrying")
             handle.deallocate()
             if resolvers[instance] === handle { resolvers[instance] = nil }
             resolveRetries[instance] = now + retryDelay(after: "resolve \(instance)")
             pendingEffects += table.resolveFailed(instance: instance)
         case .addressQuery(let host):
-            logger.debug("\(DNSServiceStatus.describe(error, call: "address query")) for \(host); retrying")
+            logger.debug("\(AvahiStatus.describe(error, call: "address query")) for \(host); retrying")
             handle.deallocate()
             let key = PeerTable.hostKey(host)
             if addressQueries[key] === handle { addressQueries[key] = nil }
             queryRetries[host] = now + retryDelay(after: "query \(PeerTable.hostKey(host))")
             pendingEffects += table.addressQueryFailed(host: host)
         case .requery:
-            logger.debug("\(DNSServiceStatus.describe(error, call: "re-query"))")
+            logger.debug("\(AvahiStatus.describe(error, call: "re-query"))")
             endRequery()
         }
     }

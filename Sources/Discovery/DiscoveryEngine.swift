@@ -1,4 +1,4 @@
-import CDNSSD
+import CAvahi
 import Foundation
 import Logging
 import Synchronization
@@ -7,10 +7,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// Runs every dns_sd call of one ``ServiceDiscovery`` on a dedicated thread: it polls the
-/// descriptors of all its handles (`DNSServiceRefSockFD`) plus a wake-up pipe, calls
-/// `DNSServiceProcessResult` on the readable ones, feeds the results to the ``PeerTable`` and
-/// carries out the table's effects.
+/// Runs every Avahi call of one ``ServiceDiscovery`` on a dedicated thread: one client (one
+/// D-Bus connection to avahi-daemon) and its objects live in an `AvahiSimplePoll` that the
+/// thread iterates, together with a wake-up pipe; the callbacks' results go to the
+/// ``PeerTable``, and the engine carries out the table's effects.
 ///
 /// Only ``post(_:)`` may be called from other threads; everything else belongs to the engine
 /// thread (hence `@unchecked Sendable`). Events and availability leave through ``Sink``.
@@ -40,13 +40,22 @@ final class DiscoveryEngine: @unchecked Sendable {
     private let wakeWrite: Int32
 
     // Engine-thread state.
+    /// The event loop of the Avahi client (nil only if Avahi could not allocate one).
+    let simplePoll: OpaquePointer?
+    /// The watch of the wake-up pipe in `simplePoll`.
+    private var wakeWatch: OpaquePointer?
+    /// The connection to avahi-daemon while connected.
+    var client: OpaquePointer?
     var advertisement: ServiceAdvertisement
     var table: PeerTable
-    var registration: DNSServiceHandle?
-    var browse: DNSServiceHandle?
-    var resolvers: [String: DNSServiceHandle] = [:]
+    var registration: AvahiHandle?
+    /// The instance name registered (or being registered): the node ID, or Avahi's
+    /// alternative after a name conflict.
+    var registeredName: String
+    var browse: AvahiHandle?
+    var resolvers: [String: AvahiHandle] = [:]
     /// Host key → query.
-    var addressQueries: [String: DNSServiceHandle] = [:]
+    var addressQueries: [String: AvahiHandle] = [:]
     /// Whether the registration and the browse are up.
     var connected = false
     /// The last availability reported (`nil` before the first).
@@ -59,14 +68,23 @@ final class DiscoveryEngine: @unchecked Sendable {
     /// Failures in a row of a resolver ("resolve <instance>") or address query ("query <host>").
     var lookupFailures: [String: Int] = [:]
     /// The re-query of the last refresh, and when it ends.
-    var requery: DNSServiceHandle?
+    var requery: AvahiHandle?
     var requeryEndsAt: Instant?
-    /// Set by a callback when the registration or the browse died.
+    /// Set by a callback when the client, the registration or the browse died.
     var connectionLost: String?
-    /// Effects produced inside callbacks, carried out after `DNSServiceProcessResult` returns.
+    /// Set by a callback when the registration must be added again: its name collided
+    /// (rename first), or the daemon's host name changed (the group was reset).
+    var registrationToRedo: RegistrationRedo?
+    /// Effects produced inside callbacks, carried out after the poll iteration returns.
     var pendingEffects: [PeerTable.Effect] = []
-    /// Handles that failed inside callbacks, dealt with after `DNSServiceProcessResult` returns.
-    var failedHandles: [(DNSServiceHandle, Int32)] = []
+    /// Handles that failed inside callbacks, dealt with after the poll iteration returns.
+    var failedHandles: [(AvahiHandle, Int32)] = []
+
+    /// Why the registration is added again.
+    enum RegistrationRedo {
+        case rename
+        case hostChanged
+    }
 
     init(configuration: DiscoveryConfiguration, logger: Logger, sink: Sink) {
         self.configuration = configuration
@@ -74,6 +92,7 @@ final class DiscoveryEngine: @unchecked Sendable {
         self.sink = sink
         self.advertisement = ServiceAdvertisement(configuration: configuration)
         self.table = PeerTable(ownNodeID: configuration.nodeID, group: configuration.group)
+        registeredName = ServiceNaming.instanceName(forNodeID: configuration.nodeID)
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
             for fd in fds {
@@ -83,11 +102,27 @@ final class DiscoveryEngine: @unchecked Sendable {
         }
         wakeRead = fds[0]
         wakeWrite = fds[1]
+        simplePoll = avahi_simple_poll_new()
+        if let simplePoll, wakeRead >= 0 {
+            wakeWatch = cavahi_watch_new(
+                avahi_simple_poll_get(simplePoll), wakeRead, AVAHI_WATCH_IN, Self.wakeCallback,
+                Unmanaged.passUnretained(self).toOpaque())
+        }
     }
 
     deinit {
+        if let simplePoll {
+            if let wakeWatch { cavahi_watch_free(avahi_simple_poll_get(simplePoll), wakeWatch) }
+            avahi_simple_poll_free(simplePoll)
+        }
         if wakeRead >= 0 { close(wakeRead) }
         if wakeWrite >= 0 { close(wakeWrite) }
+    }
+
+    /// The wake-up pipe is readable: empty it (the loop then reads the commands).
+    private static let wakeCallback: AvahiWatchCallback = { _, fd, _, _ in
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(fd, &buffer, buffer.count) > 0 {}
     }
 
     /// Queues a command and wakes the engine thread. Safe from any thread.
@@ -137,41 +172,17 @@ final class DiscoveryEngine: @unchecked Sendable {
         return Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000) + 1
     }
 
-    /// Polls the wake-up pipe and every live handle, then processes the readable handles one
-    /// by one, carrying out the effects after each.
+    /// Waits for the daemon, the wake-up pipe or the timeout, and dispatches what arrived
+    /// (the callbacks only record), then deals with it.
     func waitAndDispatch(timeoutMilliseconds: Int32) {
-        let handles = liveHandles()
-        var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-        fds += handles.map { pollfd(fd: $0.fileDescriptor, events: Int16(POLLIN), revents: 0) }
-        let ready = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
-        guard ready > 0 else { return }
-        if fds[0].revents != 0 { drainWakePipe() }
-        for (index, handle) in handles.enumerated() {
-            let events = Int32(fds[index + 1].revents)
-            guard events != 0, handle.isAlive else { continue }
-            let status: Int32
-            if events & Int32(POLLIN) != 0 {
-                status = handle.processResult()
-            } else {
-                status = DNSServiceStatus.unknown  // POLLHUP / POLLERR / POLLNVAL
-            }
-            if status != DNSServiceStatus.noError { handleFailed(handle, error: status) }
-            settle()
+        guard let simplePoll else {
+            usleep(UInt32(max(timeoutMilliseconds, 1)) * 1000)
+            return
         }
-    }
-
-    private func liveHandles() -> [DNSServiceHandle] {
-        var list: [DNSServiceHandle] = []
-        if let registration { list.append(registration) }
-        if let browse { list.append(browse) }
-        if let requery { list.append(requery) }
-        list += resolvers.keys.sorted().compactMap { resolvers[$0] }
-        list += addressQueries.keys.sorted().compactMap { addressQueries[$0] }
-        return list.filter { $0.fileDescriptor >= 0 }
-    }
-
-    private func drainWakePipe() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while read(wakeRead, &buffer, buffer.count) > 0 {}
+        if avahi_simple_poll_iterate(simplePoll, timeoutMilliseconds) < 0 {
+            // poll() itself failed (EINTR): try again on the next turn, without spinning.
+            usleep(1000)
+        }
+        settle()
     }
 }

@@ -31,7 +31,7 @@ struct PeerTable: Sendable {
         case stopAddressQuery(host: String)
     }
 
-    /// What DNSServiceResolve said about an instance.
+    /// What the service resolver said about an instance.
     struct ResolvedService: Sendable, Equatable {
         var hostTarget: String
         var port: Int

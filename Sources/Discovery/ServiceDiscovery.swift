@@ -1,19 +1,18 @@
-import CDNSSD
 import Foundation
 import Logging
 import Synchronization
 
 /// Registers this node and browses for peers of the same group through the host's
-/// avahi-daemon (dns_sd compat API).
+/// avahi-daemon (Avahi's client library: one D-Bus connection per node).
 ///
 /// The node is registered as `<nodeID>.<serviceType>.local.` with the subtype of its group and
 /// the TXT keys `id`, `db`, `proto`, `group` (see `Discovery.md`); peers are found by browsing
 /// the subtype, resolving each instance (SRV + TXT) and querying the A record of its host.
-/// All dns_sd work runs on one dedicated thread, never on the Swift concurrency pool.
+/// All Avahi work runs on one dedicated thread, never on the Swift concurrency pool.
 ///
 /// When no daemon is reachable, ``DiscoveryEvent/daemonUnavailable(_:)`` is reported once and
-/// the handles are re-created quietly every `retryInterval`; when the daemon goes away later
-/// (its handles die) the same happens, and ``DiscoveryEvent/daemonAvailable`` follows once it
+/// the connection is tried again quietly every `retryInterval`; when the daemon goes away
+/// later (the client fails) the same happens, and ``DiscoveryEvent/daemonAvailable`` follows once it
 /// is back. Nothing here crashes or blocks the caller for want of a daemon.
 public final class ServiceDiscovery: Sendable {
     private enum Phase {
@@ -58,7 +57,6 @@ public final class ServiceDiscovery: Sendable {
 
     /// Prepares discovery; nothing happens before ``start()``.
     public init(configuration: DiscoveryConfiguration, logger: Logger = Logger(label: "Discovery")) {
-        Self.prepareEnvironment
         self.configuration = configuration
         self.logger = logger
         let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self, bufferingPolicy: .unbounded)
@@ -73,16 +71,6 @@ public final class ServiceDiscovery: Sendable {
         }
         engine?.post(.stop)
     }
-
-    /// Runs once, before the first dns_sd call: silences Avahi's compatibility banner, and
-    /// installs a zeroing allocator in Avahi (see `shim.h`: without it a resolve or query
-    /// handle crashes the process when avahi-daemon stops).
-    private static let prepareEnvironment: Void = {
-        setenv("AVAHI_COMPAT_NOWARN", "1", 1)
-        if cdnssd_install_zeroing_allocator() != 0 {
-            Logger(label: "Discovery").warning("avahi_set_allocator not found; a stopping avahi-daemon may crash resolvers")
-        }
-    }()
 
     /// The events, in order, from the start until ``stop()``. Events that happen before the
     /// stream is iterated are buffered. Call it once (before or after ``start()``): a second

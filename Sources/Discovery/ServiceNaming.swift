@@ -1,5 +1,5 @@
 /// How Shoal names what it registers in DNS-SD: the subtype for a mesh group, the instance
-/// name for a node, and the `regtype` strings handed to the dns_sd API. Pure functions.
+/// name for a node, and the subtype browsed and registered. Pure functions.
 ///
 /// A mesh group becomes the DNS-SD subtype `_<label>._sub._shoal._tcp`, where `<label>` is the
 /// group reduced to DNS label rules:
@@ -53,14 +53,6 @@ public enum ServiceNaming {
     /// The full subtype name for browsing, e.g. `_orders._sub._shoal._tcp`.
     public static func subtypeName(serviceType: String, group: String) -> String {
         subtypeLabel(forGroup: group) + "._sub." + serviceType
-    }
-
-    /// The `regtype` for `DNSServiceRegister` and `DNSServiceBrowse` in Bonjour's subtype
-    /// syntax, e.g. `_shoal._tcp,_orders`. Avahi's compat layer turns it into the subtype
-    /// `_orders._sub._shoal._tcp`: registering adds the subtype PTR record beside the plain
-    /// one, browsing asks for the subtype only.
-    public static func subtypeRegType(serviceType: String, group: String) -> String {
-        serviceType + "," + subtypeLabel(forGroup: group)
     }
 
     /// The DNS-SD instance name for a node: the node ID, cut to 63 bytes of UTF-8 on a

@@ -33,7 +33,6 @@ struct ServiceNamingTests {
     }
 
     @Test func buildsRegTypesAndSubtypeNames() {
-        #expect(ServiceNaming.subtypeRegType(serviceType: "_shoal._tcp", group: "Orders") == "_shoal._tcp,_orders")
         #expect(ServiceNaming.subtypeName(serviceType: "_shoal._tcp", group: "Orders") == "_orders._sub._shoal._tcp")
     }
 
