@@ -91,4 +91,14 @@ enum AvahiCallbacks {
         let used = bytes.withUnsafeMutableBytes { avahi_string_list_serialize(list, $0.baseAddress, $0.count) }
         return Array(bytes.prefix(used))
     }
+
+    /// Runs `body` with `wire` (a TXT record in DNS wire format) as Avahi's string list;
+    /// returns Avahi's parse error without calling `body` if `wire` is malformed.
+    static func withStringList(_ wire: [UInt8], _ body: (UnsafeMutablePointer<AvahiStringList>?) -> Int32) -> Int32 {
+        var list: UnsafeMutablePointer<AvahiStringList>?
+        let parsed = wire.withUnsafeBytes { avahi_string_list_parse($0.baseAddress, $0.count, &list) }
+        guard parsed == AvahiStatus.ok else { return parsed }
+        defer { avahi_string_list_free(list) }
+        return body(list)
+    }
 }

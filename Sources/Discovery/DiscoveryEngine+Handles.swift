@@ -74,7 +74,7 @@ extension DiscoveryEngine {
         let type = configuration.serviceType
         let subtype = ServiceNaming.subtypeName(serviceType: type, group: configuration.group)
         for _ in 0..<16 {
-            var status = withStringList(txt) { list in
+            var status = AvahiCallbacks.withStringList(txt) { list in
                 avahi_entry_group_add_service_strlst(
                     group, Avahi.anyInterface, Avahi.anyProtocol, AVAHI_PUBLISH_NO_COOKIE, registeredName, type, nil, nil,
                     UInt16(truncatingIfNeeded: configuration.port), list)
@@ -113,15 +113,6 @@ extension DiscoveryEngine {
         if let failure = addServices(to: group) {
             connectionLost = failure
         }
-    }
-
-    /// Runs `body` with `wire` (a TXT record in DNS wire format) as Avahi's string list.
-    private func withStringList(_ wire: [UInt8], _ body: (UnsafeMutablePointer<AvahiStringList>?) -> Int32) -> Int32 {
-        var list: UnsafeMutablePointer<AvahiStringList>?
-        let parsed = wire.withUnsafeBytes { avahi_string_list_parse($0.baseAddress, $0.count, &list) }
-        guard parsed == AvahiStatus.ok else { return parsed }
-        defer { avahi_string_list_free(list) }
-        return body(list)
     }
 
     /// Creates the browse of this group's subtype; returns why it failed, or `nil`.
@@ -275,7 +266,7 @@ extension DiscoveryEngine {
         advertisement.databases = databases
         guard let group = registration?.object, connected else { return }
         guard let txt = try? advertisement.txtRecord().encoded() else { return }
-        let status = withStringList(txt) { list in
+        let status = AvahiCallbacks.withStringList(txt) { list in
             avahi_entry_group_update_service_txt_strlst(
                 group, Avahi.anyInterface, Avahi.anyProtocol, AVAHI_PUBLISH_NO_COOKIE, registeredName, configuration.serviceType,
                 nil, list)
