@@ -198,7 +198,7 @@ public final class DocumentStore: Sendable {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError.storage(error, path: configuration.databasePath)
+            throw StoreError.storage(error)
         }
     }
 

@@ -69,9 +69,10 @@ public struct RESTHandler: Sendable {
             case let error as StoreError: HTTPFailure(error)
             default: HTTPFailure(.internalServerError, "internal_error", "\(error)")
             }
-            if failure.status.code >= 500 {
+            if failure.status.code >= 500, ![503, 507].contains(failure.status.code) {
                 // A server-side failure is always in the log with its reason (the client
-                // sees the same reason in the body).
+                // sees the same reason in the body). 503 and 507 are expected states that
+                // the store already logs when they begin.
                 logger.error("\(request.method) \(request.uri.path) → \(failure.status.code) \(failure.error): \(failure.reason)")
             }
             response = RESTResponse.failure(failure)

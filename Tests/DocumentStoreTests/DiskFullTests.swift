@@ -24,15 +24,28 @@ import Glibc
         return process.terminationStatus
     }
 
+    /// A temporary directory with a tmpfs of `size` mounted on it, or nil (printed why)
+    /// when mounting is not possible here.
+    static func mountTmpfs(prefix: String, size: String) -> TemporaryDirectory? {
+        let directory = TemporaryDirectory(prefix: prefix)
+        guard getuid() == 0, run(["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", directory.path]) == 0 else {
+            print("DiskFullTests skipped: mounting a tmpfs needs root")
+            directory.remove()
+            return nil
+        }
+        return directory
+    }
+
+    /// Unmounts and removes what `mountTmpfs` made.
+    static func unmount(_ directory: TemporaryDirectory) {
+        _ = umount2(directory.path, Int32(MNT_DETACH))
+        directory.remove()
+    }
+
     @Test(arguments: [false, true])
     func aFullDiskRefusesWritesClearlyAndRecovers(encrypted: Bool) async throws {
-        let directory = TemporaryDirectory(prefix: "shoal-full")
-        defer { directory.remove() }
-        guard getuid() == 0, Self.run(["-t", "tmpfs", "-o", "size=3m", "tmpfs", directory.path]) == 0 else {
-            print("DiskFullTests skipped: mounting a tmpfs needs root")
-            return
-        }
-        defer { _ = umount2(directory.path, Int32(MNT_DETACH)) }
+        guard let directory = Self.mountTmpfs(prefix: "shoal-full", size: "3m") else { return }
+        defer { Self.unmount(directory) }
         let store = try DocumentStore(configuration: StoreConfiguration(
             name: "db", location: .directory(directory.path), durability: .normal,
             encryption: encrypted ? .key(Array(repeating: 3, count: 32)) : nil))
@@ -90,13 +103,8 @@ import Glibc
     /// that as `SQLITE_IOERR_SHMSIZE` "disk I/O error", which is still a full disk (507),
     /// not a 500 (chaos seed 8 saw three such 500s).
     @Test func anIOErrorOnAFullDiskIsAFullDisk() async throws {
-        let directory = TemporaryDirectory(prefix: "shoal-full-shm")
-        defer { directory.remove() }
-        guard getuid() == 0, Self.run(["-t", "tmpfs", "-o", "size=192m", "tmpfs", directory.path]) == 0 else {
-            print("DiskFullTests skipped: mounting a tmpfs needs root")
-            return
-        }
-        defer { _ = umount2(directory.path, Int32(MNT_DETACH)) }
+        guard let directory = Self.mountTmpfs(prefix: "shoal-full-shm", size: "192m") else { return }
+        defer { Self.unmount(directory) }
         let first = directory.path + "/first", restarted = directory.path + "/restarted"
         for path in [first, restarted] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) }
         let padding = String(repeating: "y", count: 3000)
