@@ -126,9 +126,10 @@ wait_avahi() {
     fail "avahi-daemon on host $1 did not start"; cat "$W/h$1/avahi.log"; exit 1
 }
 
-start_probe() {   # start_probe NAME HOST ID GROUP [DBS]: log in $W/NAME.log, pid in PROBE_PID[NAME]
+start_probe() {   # start_probe NAME HOST ID GROUP [DBS [PROBE OPTIONS]]: log in $W/NAME.log, pid in PROBE_PID[NAME]
     local name=$1 host=$2 id=$3 group=$4 dbs=${5:-db}
-    (on "$host" "$PROBE" --id "$id" --group "$group" --port 4984 --db "$dbs" >"$W/$name.log" 2>"$W/$name.err") &
+    shift 5 2>/dev/null || shift $#
+    (on "$host" "$PROBE" --id "$id" --group "$group" --port 4984 --db "$dbs" "$@" >"$W/$name.log" 2>"$W/$name.err") &
     PROBE_PID[$name]=$!
     PIDS+=($!)
 }
@@ -173,6 +174,7 @@ start_probe p2 2 node-2 orders
 start_probe p3 3 node-3 orders
 start_probe px 3 other-3 other           # other subtype
 start_probe py 2 alias-2 'Orders!'        # same subtype label "orders", other TXT group
+start_probe pl 1 lazy-1 orders db --resolve-only node-2 --resolve-later node-2,node-3   # on demand
 for p in p1 p2 p3; do expect_line "$p available" "$W/$p.log" "AVAILABLE" 3000 "$T0"; done
 expect_line "register->seen p1 sees node-2" "$W/p1.log" "ADDED node-2 10\.88\.0\.12 4984 db 1" 3000 "$T0"
 expect_line "register->seen p1 sees node-3" "$W/p1.log" "ADDED node-3 10\.88\.0\.13 4984 db 1" 3000 "$T0"
@@ -187,6 +189,14 @@ for p in p1 p2 p3; do
     expect_no_line "$p never reports itself" "$W/$p.log" "ADDED node-${p#p} "
 done
 expect_no_line "px (group other) sees nobody" "$W/px.log" "ADDED"
+# On demand: every peer of the group is browsed, only those asked for are resolved.
+expect_line "on-demand pl browses node-2" "$W/pl.log" "BROWSED node-2" 3000 "$T0"
+expect_line "on-demand pl browses node-3" "$W/pl.log" "BROWSED node-3" 3000 "$T0"
+expect_line "on-demand pl resolves node-2" "$W/pl.log" "ADDED node-2 10\.88\.0\.12 4984 db 1" 3000 "$T0"
+expect_no_line "on-demand pl does not resolve node-3" "$W/pl.log" "ADDED node-3"
+expect_no_line "on-demand pl does not browse other groups" "$W/pl.log" "BROWSED other-3"
+T=$(now_ms); kill -HUP "${PROBE_PID[pl]}"
+expect_line "on-demand pl resolves node-3 once asked" "$W/pl.log" "ADDED node-3 10\.88\.0\.13 4984 db 1" 3000 "$T"
 expect_no_line "py (group Orders!) sees nobody" "$W/py.log" "ADDED"
 T=$(now_ms)   # fewer browsers from here on: fewer stray queries that could hide what refresh does
 for p in px py; do kill -TERM "${PROBE_PID[$p]}"; done
@@ -197,6 +207,7 @@ T=$(now_ms); kill -TERM "${PROBE_PID[p3]}"
 expect_line "p3 stopped cleanly" "$W/p3.log" "STOPPED" 3000 "$T"
 expect_line "goodbye->removed p1 removes node-3" "$W/p1.log" "REMOVED node-3" 3000 "$T"
 expect_line "goodbye->removed p2 removes node-3" "$W/p2.log" "REMOVED node-3" 3000 "$T"
+expect_line "goodbye->removed pl removes node-3" "$W/pl.log" "REMOVED node-3" 3000 "$T"
 
 # --- 3. a late joiner, then SIGKILL ------------------------------------------------------
 T=$(now_ms); start_probe p4 3 node-4 orders
@@ -204,6 +215,10 @@ expect_line "register->seen p1 sees late node-4" "$W/p1.log" "ADDED node-4 " 300
 expect_line "register->seen p2 sees late node-4" "$W/p2.log" "ADDED node-4 " 3000 "$T"
 T=$(now_ms); { kill -KILL "${PROBE_PID[p4]}"; wait "${PROBE_PID[p4]}"; } 2>/dev/null || true
 expect_line "sigkill->removed p1 removes node-4" "$W/p1.log" "REMOVED node-4" 5000 "$T"
+expect_line "sigkill->removed pl removes node-4 (browsed, never resolved)" "$W/pl.log" "REMOVED node-4" 5000 "$T"
+expect_no_line "on-demand pl did not resolve node-4" "$W/pl.log" "ADDED node-4"
+T=$(now_ms); kill -TERM "${PROBE_PID[pl]}"
+expect_line "stop pl" "$W/pl.log" "STOPPED" 3000 "$T"
 
 # --- 4. avahi-daemon stops and comes back on host 2 --------------------------------------
 T=$(now_ms); kill -TERM "${AVAHI_PID[2]}"

@@ -23,6 +23,11 @@ public struct DiscoveryConfiguration: Sendable {
     /// After a reconnect to the daemon, how long a previously known peer may take to be browsed
     /// again before it is reported removed; also how long a refresh's question stays open.
     public var resyncGracePeriod: Duration = .seconds(5)
+    /// Resolve only the peers asked for (``ServiceDiscovery/resolve(only:)``) instead of every
+    /// peer browsed; every browsed peer is then reported ``DiscoveryEvent/browsed(nodeID:)``.
+    /// A mesh that links to a few of many peers needs only those few addresses, and each
+    /// resolution is continuous work for every avahi-daemon on the link.
+    public var resolveOnDemand = false
 
     /// A configuration with the default service type, protocol version and timings.
     public init(nodeID: String, group: String, port: Int, databases: [String]) {

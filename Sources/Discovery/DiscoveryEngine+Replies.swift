@@ -138,6 +138,8 @@ extension DiscoveryEngine {
             logger.info("peer added", metadata: ["peer": "\(peer.nodeID)", "address": "\(peer.host):\(peer.port)"])
         case .updated(let peer):
             logger.debug("peer updated", metadata: ["peer": "\(peer.nodeID)", "address": "\(peer.host):\(peer.port)"])
+        case .browsed(let nodeID):
+            logger.debug("peer browsed", metadata: ["peer": "\(nodeID)"])
         case .removed(let nodeID):
             logger.info("peer removed", metadata: ["peer": "\(nodeID)"])
         case .daemonAvailable, .daemonUnavailable:

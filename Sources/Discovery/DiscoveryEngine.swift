@@ -19,6 +19,7 @@ final class DiscoveryEngine: @unchecked Sendable {
     enum Command: Sendable {
         case refresh
         case updateDatabases([String])
+        case resolveOnly(Set<String>)
         case stop
     }
 
@@ -91,7 +92,8 @@ final class DiscoveryEngine: @unchecked Sendable {
         self.logger = logger
         self.sink = sink
         self.advertisement = ServiceAdvertisement(configuration: configuration)
-        self.table = PeerTable(ownNodeID: configuration.nodeID, group: configuration.group)
+        self.table = PeerTable(
+            ownNodeID: configuration.nodeID, group: configuration.group, onDemand: configuration.resolveOnDemand)
         registeredName = ServiceNaming.instanceName(forNodeID: configuration.nodeID)
         var fds: [Int32] = [-1, -1]
         if pipe(&fds) == 0 {
@@ -149,6 +151,9 @@ final class DiscoveryEngine: @unchecked Sendable {
                 case .stop: break loop
                 case .refresh: refresh(now: clock.now)
                 case .updateDatabases(let databases): updateDatabases(databases)
+                case .resolveOnly(let names):
+                    pendingEffects += table.want(names)
+                    settle()
                 }
             }
             runTimers(now: clock.now)

@@ -7,7 +7,15 @@ extension PeerTable {
         var effects: [Effect] = []
         reconcileResolvers(into: &effects)
         reconcileAddressQueries(into: &effects)
-        reconcileReported(into: &effects)
+        let present = onDemand ? Set(instances.keys).subtracting(ownInstanceNames) : []
+        for name in present.subtracting(listed).sorted() {
+            effects.append(.emit(.browsed(nodeID: name)))
+        }
+        let removed = reconcileReported(into: &effects)
+        for name in listed.subtracting(present).sorted() where reported[name] == nil && !removed.contains(name) {
+            effects.append(.emit(.removed(nodeID: name)))
+        }
+        listed = present
         return effects
     }
 
@@ -16,7 +24,7 @@ extension PeerTable {
     private var wantedResolvers: [String: String] {
         var wanted: [String: String] = [:]
         for (name, entry) in instances
-        where !entry.interfaces.isEmpty && !ownInstanceNames.contains(name) && !resolveBackoff.contains(name) {
+        where !entry.interfaces.isEmpty && !ownInstanceNames.contains(name) && !resolveBackoff.contains(name) && isWanted(name) {
             wanted[name] = entry.domain
         }
         return wanted
@@ -42,7 +50,7 @@ extension PeerTable {
             guard let service = entry.service else { continue }
             let key = Self.hostKey(service.hostTarget)
             referenced.insert(key)
-            if !entry.interfaces.isEmpty && !queryBackoff.contains(key) {
+            if !entry.interfaces.isEmpty && !queryBackoff.contains(key) && isWanted(name) {
                 wanted[key] = wanted[key] ?? service.hostTarget
             }
         }
@@ -77,13 +85,15 @@ extension PeerTable {
         )
     }
 
-    private mutating func reconcileReported(into effects: inout [Effect]) {
+    /// Emits what changed among the reported peers; returns the node IDs reported removed.
+    private mutating func reconcileReported(into effects: inout [Effect]) -> Set<String> {
         var byNode: [String: [(instance: String, peer: DiscoveredPeer)]] = [:]
         for (name, entry) in instances {
             guard let peer = candidate(name, entry) else { continue }
             byNode[peer.nodeID, default: []].append((name, peer))
         }
         var wanted: [String: Reported] = [:]
+        var removed: Set<String> = []
         for (nodeID, candidates) in byNode {
             let current = reported[nodeID]?.instance
             let chosen = candidates.first { $0.instance == current }
@@ -98,10 +108,12 @@ extension PeerTable {
                 effects.append(.emit(.updated(new.peer)))
             case (_?, nil):
                 effects.append(.emit(.removed(nodeID: nodeID)))
+                removed.insert(nodeID)
             default:
                 break
             }
         }
         reported = wanted
+        return removed
     }
 }

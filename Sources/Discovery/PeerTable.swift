@@ -20,6 +20,10 @@
 /// - After the handles were lost or a refresh (``handlesLost()``), known instances become
 ///   stale: they stay reported, are resolved again when browsed again, and ``sweepStale()``
 ///   removes those that were not.
+/// - On demand (`onDemand`): every browsed instance is reported ``DiscoveryEvent/browsed(nodeID:)``
+///   by its instance name (and `removed` when it goes before it was reported), but only the
+///   instances named in `wanted` (``want(_:)``) are resolved and addressed. A peer resolved
+///   while wanted stays reported after it is no longer wanted, with what was last resolved.
 struct PeerTable: Sendable {
     /// Something for the I/O side to do.
     enum Effect: Sendable, Equatable {
@@ -66,12 +70,28 @@ struct PeerTable: Sendable {
     var queryBackoff: Set<String> = []
     /// Node ID → what was last reported for it.
     var reported: [String: Reported] = [:]
+    /// Whether only the instances in `wanted` are resolved (and browsed ones are listed).
+    let onDemand: Bool
+    /// The instance names to resolve when `onDemand`.
+    var wanted: Set<String> = []
+    /// The instance names reported `browsed` (when `onDemand`) and not reported gone since.
+    var listed: Set<String> = []
 
-    init(ownNodeID: String, group: String) {
+    init(ownNodeID: String, group: String, onDemand: Bool = false) {
         self.ownNodeID = ownNodeID
         self.group = group
+        self.onDemand = onDemand
         self.ownInstanceNames = [ServiceNaming.instanceName(forNodeID: ownNodeID)]
     }
+
+    /// Resolves (when `onDemand`) exactly the instances named in `names` from now on.
+    mutating func want(_ names: Set<String>) -> [Effect] {
+        wanted = names
+        return reconcile()
+    }
+
+    /// Whether the instance `name` should be resolved and its host addressed.
+    func isWanted(_ name: String) -> Bool { !onDemand || wanted.contains(name) }
 
     /// The peers currently reported, by node ID.
     var peers: [String: DiscoveredPeer] { reported.mapValues(\.peer) }

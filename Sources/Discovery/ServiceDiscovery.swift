@@ -150,6 +150,16 @@ public final class ServiceDiscovery: Sendable {
         runningEngine()?.post(.refresh)
     }
 
+    /// With ``DiscoveryConfiguration/resolveOnDemand``: resolves (and keeps resolving) exactly
+    /// the peers whose instance names are in `nodeIDs`, as browsed; the others are only
+    /// ``DiscoveryEvent/browsed(nodeID:)``. A peer resolved before stays reported when it
+    /// leaves the set (its address is then no longer followed). Without on-demand resolution
+    /// every peer is resolved and this does nothing.
+    public func resolve(only nodeIDs: Set<String>) {
+        guard configuration.resolveOnDemand else { return }
+        runningEngine()?.post(.resolveOnly(nodeIDs))
+    }
+
     /// Advertises a new list of databases (TXT `db`) without re-registering.
     public func update(databases: [String]) {
         runningEngine()?.post(.updateDatabases(databases))

@@ -26,12 +26,12 @@ extension MeshManager {
     /// The pure decision: for every chosen mDNS peer the rule makes the dialer, how long
     /// it has been without a link to us, and so which fallback dials to start or stop.
     static func planFallbacks(
-        local: String, maxPeers: Int, known: [String: (url: String, source: MeshPeer.Source)],
+        local: String, maxPeers: Int, known: [String: (url: String, source: MeshPeer.Source)], listed: Set<String> = [],
         linkedFrom: Set<String>, fallbacks: Set<String>, waitingSince: [String: ContinuousClock.Instant],
         now: ContinuousClock.Instant, delay: Duration, unreachable: Set<String> = []
     ) -> FallbackPlan {
         var plan = FallbackPlan()
-        let chosen = DialRule.neighbors(of: local, among: Set(known.keys), maxPeers: maxPeers, unreachable: unreachable)
+        let chosen = DialRule.neighbors(of: local, among: listed.union(known.keys), maxPeers: maxPeers, unreachable: unreachable)
         var candidates = Set<String>()
         for nodeID in chosen where !DialRule.shouldDial(local: local, remote: nodeID) {
             guard let peer = known[nodeID], peer.source == .mdns else { continue }
@@ -70,7 +70,7 @@ extension MeshManager {
             guard state.running else { return (FallbackPlan(), []) }
             let fallbacks = Set(state.dials.keys.filter { $0.hasPrefix(Self.fallbackPrefix) }.map { String($0.dropFirst(Self.fallbackPrefix.count)) })
             let plan = Self.planFallbacks(
-                local: configuration.nodeID, maxPeers: configuration.maxPeers, known: state.known,
+                local: configuration.nodeID, maxPeers: configuration.maxPeers, known: state.known, listed: state.listed,
                 linkedFrom: Set(state.inbound.values.compactMap(\.nodeID)), fallbacks: fallbacks,
                 waitingSince: state.waitingSince, now: now, delay: delay, unreachable: state.unreachable)
             state.waitingSince = plan.waitingSince

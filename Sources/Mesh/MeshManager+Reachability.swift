@@ -67,7 +67,7 @@ extension MeshManager {
         let linked = Set(connectedPeerIDs)
         let outcome = state.withLock { state -> (changed: Bool, cleared: Bool, probe: [String: String]?)? in
             guard state.running else { return nil }
-            let nodes = Set(state.known.keys)
+            let nodes = Self.nodes(state)
             let ideal = DialRule.neighbors(of: configuration.nodeID, among: nodes, maxPeers: configuration.maxPeers)
             let chosen = DialRule.neighbors(
                 of: configuration.nodeID, among: nodes, maxPeers: configuration.maxPeers, unreachable: state.unreachable)

@@ -22,6 +22,12 @@ public final class MeshManager: Sendable {
     struct State {
         /// Peers known by node ID → their URL and source.
         var known: [String: (url: String, source: MeshPeer.Source)] = [:]
+        /// Peers seen by a discovery that resolves on demand, not resolved yet (no URL):
+        /// they count for the dial rule, and those it picks are resolved (`onChosen`).
+        var listed: Set<String> = []
+        /// Told the peers the rule picks whenever they change (`MeshManager+Discovery.swift`).
+        var onChosen: (@Sendable (Set<String>) -> Void)?
+        var lastChosen: Set<String>?
         /// Active dials by key (node ID, or `static:<url>`).
         var dials: [String: Dial] = [:]
         /// Inbound connections by token.
@@ -132,18 +138,42 @@ public final class MeshManager: Sendable {
         await reconcile()
     }
 
+    /// A peer of this group was seen but not resolved yet (its address is not known): it
+    /// counts for the dial rule; if the rule picks it, `onChosen` asks for its address.
+    public func peerListed(nodeID: String) async {
+        guard nodeID != configuration.nodeID else { return }
+        let added = state.withLock { $0.listed.insert(nodeID).inserted }
+        if added { await reconcile() }
+    }
+
     /// A peer announced it is leaving (mDNS goodbye).
     public func peerLost(nodeID: String) async {
-        _ = state.withLock { $0.known.removeValue(forKey: nodeID) }
+        state.withLock { state in
+            state.known.removeValue(forKey: nodeID)
+            state.listed.remove(nodeID)
+        }
         await reconcile()
+    }
+
+    /// Every node of the group this node knows of, with or without an address.
+    static func nodes(_ state: State) -> Set<String> {
+        state.listed.union(state.known.keys)
     }
 
     /// Connects to the peers the dial rule assigns to this node and drops the others.
     func reconcile() async {
-        let (running, known, dialing, unreachable) = state.withLock { ($0.running, $0.known, Set($0.dials.keys), $0.unreachable) }
+        let (running, known, nodes, dialing, unreachable) = state.withLock {
+            ($0.running, $0.known, Self.nodes($0), Set($0.dials.keys), $0.unreachable)
+        }
         guard running else { return }
         let chosen = DialRule.neighbors(
-            of: configuration.nodeID, among: Set(known.keys), maxPeers: configuration.maxPeers, unreachable: unreachable)
+            of: configuration.nodeID, among: nodes, maxPeers: configuration.maxPeers, unreachable: unreachable)
+        let notify = state.withLock { state -> (@Sendable (Set<String>) -> Void)? in
+            guard state.lastChosen != chosen else { return nil }
+            state.lastChosen = chosen
+            return state.onChosen
+        }
+        notify?(chosen)
         let wanted = Set(chosen.filter { DialRule.shouldDial(local: configuration.nodeID, remote: $0) })
         for nodeID in wanted.subtracting(dialing) {
             guard let peer = known[nodeID] else { continue }

@@ -250,9 +250,10 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         var byGroup: [String: [String]] = [:]
         for (name, mesh) in meshes { byGroup[mesh.configuration.group, default: []].append(name) }
         for (group, names) in byGroup.sorted(by: { $0.key < $1.key }) {
-            let discovery = ServiceDiscovery(
-                configuration: DiscoveryConfiguration(nodeID: nodeID, group: group, port: publicPort, databases: names.sorted()),
-                logger: Logger(label: "Discovery"))
+            var settings = DiscoveryConfiguration(nodeID: nodeID, group: group, port: publicPort, databases: names.sorted())
+            // One mesh picks the peers to resolve: only the few its dial rule links to.
+            settings.resolveOnDemand = names.count == 1
+            let discovery = ServiceDiscovery(configuration: settings, logger: Logger(label: "Discovery"))
             for name in names {
                 guard let mesh = meshes[name] else { continue }
                 let task = mesh.follow(discovery, database: name)

@@ -2,9 +2,14 @@
 // scripts/discovery-netns-test.sh. Not part of the product.
 //
 //   DiscoveryProbe --id NODE --group GROUP [--port 4984] [--db a,b] [--retry-ms 2000]
+//                  [--resolve-only a,b [--resolve-later c,d]]
+//
+// --resolve-only resolves on demand: only the peers listed (instance names) are resolved,
+// every browsed peer is printed BROWSED; SIGHUP switches to the --resolve-later list.
 //
 // Output lines (times are wall-clock milliseconds since the epoch, comparable across hosts):
 //   <ms> START <id>
+//   <ms> BROWSED <nodeID>
 //   <ms> ADDED <nodeID> <host> <port> <db,db> <proto>
 //   <ms> UPDATED <nodeID> <host> <port> <db,db> <proto>
 //   <ms> REMOVED <nodeID>
@@ -51,6 +56,12 @@ var configuration = DiscoveryConfiguration(
 if let retry = options["retry-ms"].flatMap(Int.init) {
     configuration.retryInterval = .milliseconds(retry)
 }
+func nameSet(_ option: String?) -> Set<String>? {
+    option.map { Set($0.split(separator: ",").map(String.init)) }
+}
+let resolveOnly = nameSet(options["resolve-only"])
+let resolveLater = nameSet(options["resolve-later"]) ?? []
+configuration.resolveOnDemand = resolveOnly != nil
 
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
@@ -65,7 +76,7 @@ func describe(_ peer: DiscoveredPeer) -> String {
     "\(peer.nodeID) \(peer.host) \(peer.port) \(peer.databases.joined(separator: ",")) \(peer.protocolVersion ?? "-")"
 }
 
-for signalNumber in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2] { signal(signalNumber, SIG_IGN) }
+for signalNumber in [SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGHUP] { signal(signalNumber, SIG_IGN) }
 var sources: [DispatchSourceSignal] = []
 for signalNumber in [SIGTERM, SIGINT] {
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
@@ -91,11 +102,19 @@ updateSource.setEventHandler { @Sendable in
     discovery.update(databases: databases + ["extra"])
 }
 updateSource.resume()
+let resolveSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+resolveSource.setEventHandler { @Sendable in
+    say("RESOLVE \(resolveLater.sorted().joined(separator: ","))")
+    discovery.resolve(only: resolveLater)
+}
+resolveSource.resume()
 
 say("START \(nodeID)")
 discovery.start()
+if let resolveOnly { discovery.resolve(only: resolveOnly) }
 for await event in events {
     switch event {
+    case .browsed(let id): say("BROWSED \(id)")
     case .added(let peer): say("ADDED \(describe(peer))")
     case .updated(let peer): say("UPDATED \(describe(peer))")
     case .removed(let id): say("REMOVED \(id)")
