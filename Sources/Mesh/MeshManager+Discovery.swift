@@ -7,7 +7,8 @@ extension MeshManager {
 
     /// Calls `callback` with the node IDs the dial rule picks (links dialed and accepted,
     /// replacements for unreachable peers included) now, if the mesh is running, and
-    /// whenever they change. One callback at a time: a new one replaces the last.
+    /// whenever they change. One callback at a time: a new one replaces the last. It is
+    /// called with the mesh's state locked: it must return quickly and not call the mesh.
     public func onChosenPeersChange(_ callback: @escaping @Sendable (Set<String>) -> Void) {
         state.withLock { state in
             state.onChosen = callback

@@ -25,7 +25,8 @@ public final class MeshManager: Sendable {
         /// Peers seen by a discovery that resolves on demand, not resolved yet (no URL):
         /// they count for the dial rule, and those it picks are resolved (`onChosen`).
         var listed: Set<String> = []
-        /// Told the peers the rule picks whenever they change (`MeshManager+Discovery.swift`).
+        /// Told the peers the rule picks whenever they change (`MeshManager+Discovery.swift`);
+        /// called with the state locked, so it must not call back into the mesh.
         var onChosen: (@Sendable (Set<String>) -> Void)?
         var lastChosen: Set<String>?
         /// Active dials by key (node ID, or `static:<url>`).
@@ -168,12 +169,13 @@ public final class MeshManager: Sendable {
         guard running else { return }
         let chosen = DialRule.neighbors(
             of: configuration.nodeID, among: nodes, maxPeers: configuration.maxPeers, unreachable: unreachable)
-        let notify = state.withLock { state -> (@Sendable (Set<String>) -> Void)? in
-            guard state.lastChosen != chosen else { return nil }
+        // Told under the lock, so that racing reconciles cannot leave an older set last
+        // (the callback only posts to the discovery thread).
+        state.withLock { state in
+            guard state.lastChosen != chosen else { return }
             state.lastChosen = chosen
-            return state.onChosen
+            state.onChosen?(chosen)
         }
-        notify?(chosen)
         let wanted = Set(chosen.filter { DialRule.shouldDial(local: configuration.nodeID, remote: $0) })
         for nodeID in wanted.subtracting(dialing) {
             guard let peer = known[nodeID] else { continue }
