@@ -169,20 +169,24 @@ public enum BLIPWebSocket {
         }
     }
 
+    /// How long a dial waits for the TCP connection (the SYN's answer) by default.
+    public static let defaultConnectTimeout = Duration.seconds(10)
+
     /// Dials `url` (ws:// or wss://) asking for the BLIP subprotocol, then runs
     /// `session` over the connection (closing it when `session` returns). `tls` says
     /// how a `wss://` server's certificate is checked; `hook` adds request headers
     /// once the connection is up and checks the server's answer. A refused upgrade
-    /// throws `BLIPUpgradeRefused` with the server's status and reason.
+    /// throws `BLIPUpgradeRefused` with the server's status and reason. `connectTimeout`
+    /// bounds the TCP connect alone (a peer behind a partition never answers the SYN).
     public static func connect(
         url: String, headers: HTTPFields = [:], tls: BLIPClientTLS = .standard, hook: (any BLIPUpgradeHook)? = nil,
-        heartbeat: Duration?, configuration: BLIPConfiguration = .init(),
+        heartbeat: Duration?, connectTimeout: Duration = defaultConnectTimeout, configuration: BLIPConfiguration = .init(),
         logger: Logger, session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         var fields = headers
         fields[.secWebSocketProtocol] = subprotocol
         let (channel, link) = try await BLIPWebSocketChannel.connect(
-            url: url, headers: fields, tls: tls, hook: hook, heartbeat: heartbeat)
+            url: url, headers: fields, tls: tls, hook: hook, heartbeat: heartbeat, connectTimeout: connectTimeout)
         do {
             try await run(link: link, configuration: configuration, logger: logger, closeWhenSessionEnds: true,
                           session: session)

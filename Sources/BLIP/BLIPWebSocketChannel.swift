@@ -24,7 +24,7 @@ enum BLIPWebSocketChannel {
     /// refused from servers that answer refused upgrades with a bare 400.
     static func connect(
         url: String, headers: HTTPFields, tls: BLIPClientTLS, hook: (any BLIPUpgradeHook)?, heartbeat: Duration?,
-        probeOnly: Bool = false
+        probeOnly: Bool = false, connectTimeout: Duration = BLIPWebSocket.defaultConnectTimeout
     ) async throws -> (any Channel, WebSocketLink) {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
               scheme == "ws" || scheme == "wss", let host = components.host, !host.isEmpty
@@ -48,7 +48,7 @@ enum BLIPWebSocketChannel {
 
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(10))
+            .connectTimeout(TimeAmount(connectTimeout))
         let channelAndResult: (any Channel, Pending) = try await bootstrap.connect(host: host, port: port) { channel in
             channel.eventLoop.makeCompletedFuture {
                 let upgraded = channel.eventLoop.makePromise(of: UpgradeResult.self)

@@ -1,5 +1,11 @@
 /// How one database takes part in the mesh.
 public struct MeshConfiguration: Sendable, Equatable {
+    /// How long a mesh dial waits for the TCP connection: a LAN peer answers a SYN within
+    /// milliseconds, so no answer within 2 s (one retransmission) means it is unreachable
+    /// now, and the next attempt comes after the (short) backoff instead of the kernel's
+    /// growing SYN retransmissions.
+    public static let connectTimeout = Duration.seconds(2)
+
     /// This node's persistent ID.
     public var nodeID: String
     /// The mesh group (default: the database name); nodes of other groups are ignored.
@@ -8,14 +14,16 @@ public struct MeshConfiguration: Sendable, Equatable {
     public var maxPeers: Int
     /// WebSocket heartbeat of mesh links.
     public var heartbeat: Duration
-    /// Longest pause between reconnection attempts (before jitter).
+    /// Longest pause between reconnection attempts (before jitter: 50–100% of it). Short,
+    /// because a mesh link's peer is on the LAN: a healed partition or a restarted peer
+    /// is linked again within about a second, not after a backoff grown during the outage.
     public var maxBackoff: Duration
     /// Peers given by URL (`ws://host:port/db`), dialed beside or instead of mDNS.
     public var staticPeers: [String]
 
     public init(
         nodeID: String, group: String, maxPeers: Int = 8, heartbeat: Duration = .seconds(2),
-        maxBackoff: Duration = .seconds(3), staticPeers: [String] = []
+        maxBackoff: Duration = .seconds(1), staticPeers: [String] = []
     ) {
         self.nodeID = nodeID
         self.group = group

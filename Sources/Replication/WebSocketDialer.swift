@@ -13,11 +13,18 @@ public struct WebSocketDialer: BLIPDialer {
         public var url: String
         public var tls: BLIPClientTLS
         public var hook: (any BLIPUpgradeHook)?
+        /// How long the TCP connect may take (on a LAN an unanswered SYN means the peer
+        /// is unreachable now; the replicator's backoff decides when to try again).
+        public var connectTimeout: Duration
 
-        public init(url: String, tls: BLIPClientTLS = .standard, hook: (any BLIPUpgradeHook)? = nil) {
+        public init(
+            url: String, tls: BLIPClientTLS = .standard, hook: (any BLIPUpgradeHook)? = nil,
+            connectTimeout: Duration = BLIPWebSocket.defaultConnectTimeout
+        ) {
             self.url = url
             self.tls = tls
             self.hook = hook
+            self.connectTimeout = connectTimeout
         }
     }
 
@@ -75,7 +82,7 @@ public struct WebSocketDialer: BLIPDialer {
             do {
                 try await BLIPWebSocket.connect(
                     url: plan.url, headers: fields, tls: plan.tls, hook: plan.hook, heartbeat: heartbeat,
-                    configuration: configuration, logger: logger
+                    connectTimeout: plan.connectTimeout, configuration: configuration, logger: logger
                 ) { connection in
                     // An abandoned attempt that connects late closes at once.
                     guard attempt.start() else { return }

@@ -146,7 +146,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                     ) { acceptor, reported in
                         mesh?.linked(remote: url, nodeID: acceptor)
                         mesh?.peerReported(nodeID: acceptor, header: reported)
-                    })
+                    },
+                    connectTimeout: MeshConfiguration.connectTimeout)
             },
             logger: Logger(label: "Mesh"))
         let meshDialer = MeshReportingDialer(inner: webSocketDialer, nodeID: nodeID, interval: configuration.heartbeat * 2) { url in
