@@ -29,10 +29,68 @@ extension MeshManager {
     /// every browsed peer counts for the dial rule at once, and only the peers the rule picks
     /// are resolved: about `maxPeers` of them, however large the group.
     public func follow(_ discovery: ServiceDiscovery, database: String) -> Task<Void, Never> {
-        if discovery.configuration.resolveOnDemand {
-            onChosenPeersChange { [weak discovery] chosen in discovery?.resolve(only: chosen) }
+        Self.follow(discovery, meshes: [(self, database)])
+    }
+
+    /// The meshes of several databases that share one mesh group, and so one discovery
+    /// (its events can be taken once): each event goes to every mesh. Resolution on
+    /// demand follows the first mesh's dial rule (use it for one database only).
+    public static func follow(_ discovery: ServiceDiscovery, meshes: [(mesh: MeshManager, database: String)]) -> Task<Void, Never> {
+        if discovery.configuration.resolveOnDemand, let first = meshes.first {
+            first.mesh.onChosenPeersChange { [weak discovery] chosen in discovery?.resolve(only: chosen) }
         }
-        let refresher = Task { [weak self] in
+        let refreshers = meshes.map { $0.mesh.refreshWhileUnlinked(discovery) }
+        let targets = meshes.map { (mesh: WeakMesh(mesh: $0.mesh), database: $0.database) }
+        return Task {
+            defer { for refresher in refreshers { refresher.cancel() } }
+            await deliver(discovery.events(), to: targets)
+        }
+    }
+
+    /// A mesh held weakly by the discovery task (a stopped node's meshes may go).
+    public struct WeakMesh: Sendable {
+        public weak var mesh: MeshManager?
+        public init(mesh: MeshManager) { self.mesh = mesh }
+    }
+
+    /// Hands every event of `events` to each mesh in turn, until the stream ends or
+    /// every mesh is gone.
+    public static func deliver(_ events: AsyncStream<DiscoveryEvent>, to targets: [(mesh: WeakMesh, database: String)]) async {
+        for await event in events {
+            var alive = false
+            for target in targets {
+                guard let mesh = target.mesh.mesh else { continue }
+                alive = true
+                await mesh.handle(event, database: target.database)
+            }
+            if !alive { return }
+        }
+    }
+
+    /// What one discovery event means for this mesh of `database`.
+    func handle(_ event: DiscoveryEvent, database: String) async {
+        switch event {
+        case .browsed(let nodeID):
+            await peerListed(nodeID: nodeID)
+        case .added(let peer), .updated(let peer):
+            guard peer.databases.isEmpty || peer.databases.contains(database) else {
+                // Of the group but not serving this database (or no longer).
+                await peerLost(nodeID: peer.nodeID)
+                return
+            }
+            await peerFound(nodeID: peer.nodeID, url: "ws://\(peer.host):\(peer.port)/\(database)", source: .mdns)
+        case .removed(let nodeID):
+            await peerLost(nodeID: nodeID)
+        case .daemonUnavailable(let reason):
+            logger.warning("mDNS unavailable (\(reason)); continuing with static peers")
+        case .daemonAvailable:
+            logger.info("mDNS available")
+        }
+    }
+
+    /// Refreshes `discovery` while some dialed mDNS peer is unlinked (see ``follow(_:database:)``).
+    func refreshWhileUnlinked(_ discovery: ServiceDiscovery) -> Task<Void, Never> {
+        Task { [weak self] in
             var interval = Self.refreshInterval.lowerBound
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
@@ -42,30 +100,6 @@ extension MeshManager {
                     interval = min(interval * 2, Self.refreshInterval.upperBound)
                 } else {
                     interval = Self.refreshInterval.lowerBound
-                }
-            }
-        }
-        return Task { [weak self] in
-            defer { refresher.cancel() }
-            for await event in discovery.events() {
-                guard let self else { return }
-                switch event {
-                case .browsed(let nodeID):
-                    await self.peerListed(nodeID: nodeID)
-                case .added(let peer), .updated(let peer):
-                    guard peer.databases.isEmpty || peer.databases.contains(database) else {
-                        // Of the group but not serving this database (or no longer).
-                        await self.peerLost(nodeID: peer.nodeID)
-                        continue
-                    }
-                    await self.peerFound(
-                        nodeID: peer.nodeID, url: "ws://\(peer.host):\(peer.port)/\(database)", source: .mdns)
-                case .removed(let nodeID):
-                    await self.peerLost(nodeID: nodeID)
-                case .daemonUnavailable(let reason):
-                    self.logger.warning("mDNS unavailable (\(reason)); continuing with static peers")
-                case .daemonAvailable:
-                    self.logger.info("mDNS available")
                 }
             }
         }

@@ -255,11 +255,10 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
             // One mesh picks the peers to resolve: only the few its dial rule links to.
             settings.resolveOnDemand = names.count == 1
             let discovery = ServiceDiscovery(configuration: settings, logger: Logger(label: "Discovery"))
-            for name in names {
-                guard let mesh = meshes[name] else { continue }
-                let task = mesh.follow(discovery, database: name)
-                discoveries.withLock { $0.append((discovery, task)) }
-            }
+            // The group's databases share the discovery (its events are taken once).
+            let members = names.sorted().compactMap { name in meshes[name].map { (mesh: $0, database: name) } }
+            let task = MeshManager.follow(discovery, meshes: members)
+            discoveries.withLock { $0.append((discovery, task)) }
             discovery.start()
         }
     }
