@@ -1,5 +1,6 @@
 import Discovery
 import Foundation
+import Synchronization
 
 extension MeshManager {
     /// The first and the longest wait between discovery refreshes while peers are unreachable.
@@ -17,33 +18,45 @@ extension MeshManager {
         Task { await reconcile() }
     }
 
-    /// Feeds DNS-SD discoveries into the mesh until `discovery` stops: peers that
-    /// serve this database become candidates for the dial rule; a goodbye removes
-    /// them. While some dialed peer is unreachable, discovery is refreshed so a healed
-    /// partition is found again without waiting for caches: after 5 s, then at doubling
-    /// intervals up to a minute while peers stay unreachable (every node of a large
-    /// mesh re-browsing every few seconds during a partition was an mDNS storm: with 48
-    /// hosts, avahi and dbus took more CPU than the nodes).
+    /// Feeds DNS-SD discoveries into the meshes of the databases of one mesh group (they
+    /// share the group's discovery, whose events can be taken once) until `discovery`
+    /// stops: peers that serve a database become candidates for its dial rule; a goodbye
+    /// removes them. While some dialed peer is unreachable, discovery is refreshed so a
+    /// healed partition is found again without waiting for caches: after 5 s, then at
+    /// doubling intervals up to a minute while peers stay unreachable (every node of a
+    /// large mesh re-browsing every few seconds during a partition was an mDNS storm: with
+    /// 48 hosts, avahi and dbus took more CPU than the nodes).
     ///
     /// With a discovery that resolves on demand (``DiscoveryConfiguration/resolveOnDemand``),
-    /// every browsed peer counts for the dial rule at once, and only the peers the rule picks
-    /// are resolved: about `maxPeers` of them, however large the group.
-    public func follow(_ discovery: ServiceDiscovery, database: String) -> Task<Void, Never> {
-        Self.follow(discovery, meshes: [(self, database)])
-    }
-
-    /// The meshes of several databases that share one mesh group, and so one discovery
-    /// (its events can be taken once): each event goes to every mesh. Resolution on
-    /// demand follows the first mesh's dial rule (use it for one database only).
+    /// every browsed peer counts for the dial rules at once, and only the peers some mesh's
+    /// rule picks are resolved: about `maxPeers` per database, however large the group.
     public static func follow(_ discovery: ServiceDiscovery, meshes: [(mesh: MeshManager, database: String)]) -> Task<Void, Never> {
-        if discovery.configuration.resolveOnDemand, let first = meshes.first {
-            first.mesh.onChosenPeersChange { [weak discovery] chosen in discovery?.resolve(only: chosen) }
+        if discovery.configuration.resolveOnDemand {
+            let reporters = unionReporters(count: meshes.count) { [weak discovery] wanted in discovery?.resolve(only: wanted) }
+            for (member, report) in zip(meshes, reporters) { member.mesh.onChosenPeersChange(report) }
         }
         let refreshers = meshes.map { $0.mesh.refreshWhileUnlinked(discovery) }
         let targets = meshes.map { (mesh: WeakMesh(mesh: $0.mesh), database: $0.database) }
         return Task {
             defer { for refresher in refreshers { refresher.cancel() } }
             await deliver(discovery.events(), to: targets)
+        }
+    }
+
+    /// `count` callbacks, one per mesh, each taking that mesh's chosen peers; every call
+    /// passes the union of the latest sets of all of them to `report`.
+    public static func unionReporters(
+        count: Int, report: @escaping @Sendable (Set<String>) -> Void
+    ) -> [@Sendable (Set<String>) -> Void] {
+        let latest = Mutex([Set<String>](repeating: [], count: count))
+        return (0..<count).map { index in
+            { chosen in
+                let union = latest.withLock { sets in
+                    sets[index] = chosen
+                    return sets.reduce(into: Set<String>()) { $0.formUnion($1) }
+                }
+                report(union)
+            }
         }
     }
 
@@ -88,7 +101,7 @@ extension MeshManager {
         }
     }
 
-    /// Refreshes `discovery` while some dialed mDNS peer is unlinked (see ``follow(_:database:)``).
+    /// Refreshes `discovery` while some dialed mDNS peer is unlinked (see ``follow(_:meshes:)``).
     func refreshWhileUnlinked(_ discovery: ServiceDiscovery) -> Task<Void, Never> {
         Task { [weak self] in
             var interval = Self.refreshInterval.lowerBound

@@ -252,8 +252,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         for (name, mesh) in meshes { byGroup[mesh.configuration.group, default: []].append(name) }
         for (group, names) in byGroup.sorted(by: { $0.key < $1.key }) {
             var settings = DiscoveryConfiguration(nodeID: nodeID, group: group, port: publicPort, databases: names.sorted())
-            // One mesh picks the peers to resolve: only the few its dial rule links to.
-            settings.resolveOnDemand = names.count == 1
+            // Only the peers some database's dial rule links to are resolved.
+            settings.resolveOnDemand = true
             let discovery = ServiceDiscovery(configuration: settings, logger: Logger(label: "Discovery"))
             // The group's databases share the discovery (its events are taken once).
             let members = names.sorted().compactMap { name in meshes[name].map { (mesh: $0, database: name) } }

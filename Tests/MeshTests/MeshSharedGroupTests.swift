@@ -45,19 +45,25 @@ import TestSupport
     @Test func aPeerServingOneDatabaseIsDroppedByTheOther() async throws {
         let node = try await TestNode.start(databases: ["a", "b"])
         defer { Task { await node.stop() } }
-        let (stream, continuation) = AsyncStream.makeStream(of: DiscoveryEvent.self)
         let listed = DiscoveredPeer(nodeID: "peer-1", host: "127.0.0.1", port: 1, databases: ["a"], source: .mdns)
-        continuation.yield(.browsed(nodeID: "peer-1"))
-        continuation.yield(.added(listed))
-        continuation.finish()
         let meshA = try #require(node.node.meshes["a"]), meshB = try #require(node.node.meshes["b"])
         let chosenA = Mutex<[Set<String>]>([]), chosenB = Mutex<[Set<String>]>([])
         meshA.onChosenPeersChange { chosen in chosenA.withLock { $0.append(chosen) } }
         meshB.onChosenPeersChange { chosen in chosenB.withLock { $0.append(chosen) } }
         #expect(try await eventually { chosenA.withLock { !$0.isEmpty } && chosenB.withLock { !$0.isEmpty } })
-        await MeshManager.deliver(stream, to: [(MeshManager.WeakMesh(mesh: meshA), "a"), (MeshManager.WeakMesh(mesh: meshB), "b")])
+        await Self.deliver([.browsed(nodeID: "peer-1"), .added(listed)], to: node, databases: ["a", "b"]).value
         #expect(try await eventually { chosenA.withLock { $0.last } == ["peer-1"] })
         // Mesh b saw the peer listed (and picked it), then learned it does not serve b: dropped.
         #expect(try await eventually { chosenB.withLock { $0.contains(["peer-1"]) && $0.last == [] } })
+    }
+
+    @Test func resolutionOnDemandAsksForTheUnionOfTheMeshesPicks() {
+        let asked = Mutex<[Set<String>]>([])
+        let reporters = MeshManager.unionReporters(count: 2) { wanted in asked.withLock { $0.append(wanted) } }
+        reporters[0](["p1", "p2"])
+        reporters[1](["p2", "p3"])
+        reporters[0](["p4"])
+        reporters[1]([])
+        #expect(asked.withLock { $0 } == [["p1", "p2"], ["p1", "p2", "p3"], ["p2", "p3", "p4"], ["p4"]])
     }
 }
