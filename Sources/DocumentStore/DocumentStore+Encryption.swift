@@ -14,7 +14,7 @@ extension DocumentStore {
     /// tables and sorts in memory.
     static func connectionConfiguration(_ configuration: StoreConfiguration, encrypted: Bool) -> Configuration {
         var config = Configuration()
-        let synchronous = configuration.durability == .full ? "FULL" : "NORMAL"
+        let synchronous = configuration.durability.synchronousPragma
         config.prepareDatabase { db in
             if encrypted {
                 try Self.reservePageSpace(db)
@@ -72,9 +72,19 @@ extension DocumentStore {
         } catch {
             throw error.naming(configuration.name)
         }
-        let pool = try DatabasePool(
-            path: path, configuration: connectionConfiguration(configuration, encrypted: cipher != nil))
+        let pool = try openPool(path: path, configuration: configuration, encrypted: cipher != nil)
         return (pool, cipher)
+    }
+
+    /// Opens the WAL pool on `path` and gives its writer the configured `synchronous`.
+    /// GRDB's `DatabasePool` sets `synchronous = NORMAL` on its writer after
+    /// `prepareDatabase` has run (when it turns WAL on), so the writer's level has to be
+    /// set again once the pool is open; readers never write and keep the prepared one.
+    static func openPool(path: String, configuration: StoreConfiguration, encrypted: Bool) throws -> DatabasePool {
+        let pool = try DatabasePool(path: path, configuration: connectionConfiguration(configuration, encrypted: encrypted))
+        let synchronous = configuration.durability.synchronousPragma
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
+        return pool
     }
 
     /// A rekey that stopped before its file replaced the database leaves `-rekey` files: drop them.

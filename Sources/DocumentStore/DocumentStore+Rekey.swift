@@ -96,8 +96,7 @@ extension DocumentStore {
             if let cipher { try cipher.install(path: path) } else { DatabaseCipher.uninstall(path: path) }
             encryptedState.withLock { $0 = cipher != nil }
         }
-        let pool = try DatabasePool(
-            path: path, configuration: Self.connectionConfiguration(configuration, encrypted: isEncrypted))
+        let pool = try Self.openPool(path: path, configuration: configuration, encrypted: isEncrypted)
         writerBox.withLock { $0 = pool }
     }
 

@@ -19,6 +19,14 @@ public struct StoreConfiguration: Sendable, Equatable {
         /// `synchronous=NORMAL`: a write that returned survives a crash of the process
         /// (SIGKILL); the last commits may be lost on a power cut.
         case normal
+
+        /// SQLite's `PRAGMA synchronous` value for this durability.
+        public var synchronousPragma: String {
+            switch self {
+            case .full: "FULL"
+            case .normal: "NORMAL"
+            }
+        }
     }
 
     public var name: String

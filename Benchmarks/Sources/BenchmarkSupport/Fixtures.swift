@@ -19,15 +19,6 @@ public struct TemporaryDirectory: Sendable {
     }
 }
 
-extension StoreConfiguration.Durability {
-    /// The `PRAGMA synchronous` value the store uses for this durability.
-    public var synchronousPragma: String {
-        switch self {
-        case .full: "FULL"
-        case .normal: "NORMAL"
-        }
-    }
-}
 
 /// The physical-limit baseline: plain GRDB inserts of pre-encoded bodies into
 /// `raw(id TEXT PRIMARY KEY, body BLOB)` in a WAL `DatabasePool` on a temporary
@@ -46,11 +37,14 @@ public final class RawSQLiteFixture: Sendable {
         }
         pool = try DatabasePool(path: (directory.path as NSString).appendingPathComponent("raw.sqlite3"),
                                 configuration: config)
+        // GRDB turns WAL on after `prepareDatabase` and sets the writer to NORMAL then:
+        // set the writer's level again, as DocumentStore does.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         try pool.write { db in
             try db.execute(sql: "CREATE TABLE raw(id TEXT PRIMARY KEY, body BLOB)")
         }
-        // Sanity check: the pool is really in WAL mode with the requested synchronous level.
-        let (journal, sync) = try pool.read { db in
+        // Sanity check: the pool is really in WAL mode and its writer at the requested level.
+        let (journal, sync) = try pool.writeWithoutTransaction { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "?",
              try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1)
         }
