@@ -42,7 +42,7 @@ extension DocumentStore {
     ) async throws(StoreError) -> ResyncResult {
         guard let gate else { return ResyncResult() }
         var result = ResyncResult()
-        let total = try await scan { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM docs") ?? 0 }
+        let total = try await read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM docs") ?? 0 }
         progress?(result, total)
         var after: Int64 = 0
         while true {

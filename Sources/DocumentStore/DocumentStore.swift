@@ -191,54 +191,17 @@ public final class DocumentStore: Sendable {
         }
     }
 
-    /// Runs a read transaction on the calling thread: GRDB's synchronous read enters the
-    /// reader's queue with `sync`, which runs the body on the caller's thread, so a point
-    /// read or a page costs no thread hand-off (GRDB's asynchronous read hops to the
-    /// reader's queue and back: four context switches, most of a small read's CPU). For
-    /// reads the caller bounds (a key, a batch, a page with a limit); a read whose size
-    /// nobody bounds goes through `scan` so that it does not hold a thread of Swift's
-    /// cooperative pool for long.
-    ///
-    /// Every read holds its reader connection only while its body runs on a thread
-    /// (never across a suspension): a read that waits for a free reader on a pool thread
-    /// must not wait for a task that needs a pool thread to give its reader back.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
-        let tables = tableSet
-        let writer = self.writer
-        return try await reading { try writer.read { db in try Tables.with(tables) { try body(db) } } }
-    }
-
-    /// Runs a read transaction on a dispatch thread while the caller's task is suspended:
-    /// for reads of unbounded size (a whole feed, every document, views, integrity
-    /// checks). The same synchronous read as `read`, so its reader is given back on that
-    /// thread, before the caller resumes.
-    func scan<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
-        let tables = tableSet
-        let writer = self.writer
-        return try await reading {
-            try await withCheckedThrowingContinuation { continuation in
-                DispatchQueue.global().async {
-                    continuation.resume(with: Result { try writer.read { db in try Tables.with(tables) { try body(db) } } })
-                }
-            }
-        }
-    }
-
-    /// `read` when the caller bounds the result (`bounded`), else `scan`.
-    func read<T: Sendable>(bounded: Bool, _ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
-        bounded ? try await read(body) : try await scan(body)
-    }
-
-    /// A read as one shared access of the store (a rekey waits for it), its failures as `StoreError`s.
-    private func reading<T: Sendable>(_ run: () async throws -> T) async throws(StoreError) -> T {
         do {
-            return try await accessGate.shared { try await run() }
+            let tables = tableSet
+            return try await accessGate.shared { try await writer.read { db in try Tables.with(tables) { try body(db) } } }
         } catch let error as StoreError {
             throw error
         } catch {
             throw StoreError.storage(error)
         }
     }
+
 
     static func meta(_ db: Database, _ key: String) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT value FROM \(Tables.meta) WHERE key = ?", arguments: [key]) ?? 0
