@@ -20,9 +20,12 @@ extension DatabaseSecurity {
     /// (Sync Gateway's `_resync`) and remembers that function. Its progress is
     /// `resyncStatus` while it runs (`trigger` says why it runs, see `ResyncStatus`).
     public func resync(trigger: String = "request") async throws(StoreError) -> DocumentStore.ResyncResult {
+        // Counted first, so that no status of the run shows a total of 0.
+        let total = try await store.resyncTotal()
         let run = resyncState.withLock { state -> Int in
             let run = (state?.run ?? 0) + 1
             state = ResyncStatus(run: run, trigger: trigger)
+            state?.total = total
             return run
         }
         // Only the latest run reports: an older one still going does not overwrite it.
@@ -32,7 +35,7 @@ extension DatabaseSecurity {
             }
         }
         do throws(StoreError) {
-            let result = try await store.resync { done, total in
+            let result = try await store.resync(total: total) { done, total in
                 update { status in
                     status.processed = done.processed
                     status.changed = done.changed

@@ -36,13 +36,16 @@ extension DocumentStore {
     /// meanwhile was evaluated by its write and is left alone.
     ///
     /// `progress` is called with the documents in the database (before the first batch)
-    /// and then after every batch with what was done so far.
+    /// and then after every batch with what was done so far. `total` is that count when
+    /// the caller already has it (`resyncTotal`).
     public func resync(
-        batchSize: Int = 500, progress: (@Sendable (_ done: ResyncResult, _ total: Int) -> Void)? = nil
+        batchSize: Int = 500, total known: Int? = nil,
+        progress: (@Sendable (_ done: ResyncResult, _ total: Int) -> Void)? = nil
     ) async throws(StoreError) -> ResyncResult {
         guard let gate else { return ResyncResult() }
         var result = ResyncResult()
-        let total = try await read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM docs") ?? 0 }
+        let total: Int
+        if let known { total = known } else { total = try await resyncTotal() }
         progress?(result, total)
         var after: Int64 = 0
         while true {
@@ -60,6 +63,11 @@ extension DocumentStore {
             progress?(result, total)
         }
         return result
+    }
+
+    /// The documents a resync goes through (every row, tombstones included).
+    public func resyncTotal() async throws(StoreError) -> Int {
+        try await read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM docs") ?? 0 }
     }
 
     /// The revisions to evaluate for the documents after row `after`: the batch's last
