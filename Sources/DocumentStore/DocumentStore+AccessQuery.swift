@@ -131,7 +131,7 @@ extension DocumentStore {
         since: UInt64, channels: [String: UInt64], limit: Int? = nil, activeOnly: Bool = false,
         includeBodies: Bool = false
     ) async throws(StoreError) -> [ChannelChange] {
-        try await read { db in
+        try await read(bounded: limit != nil) { db in
             let sql = """
                 SELECT d.key, d.seq, d.tree, \(includeBodies ? "d.body" : "NULL"), c.seq, c.rev, c.removed
                 FROM \(Tables.docChannels) c JOIN \(Tables.docs) d ON d.id = c.doc
@@ -178,7 +178,7 @@ extension DocumentStore {
     /// lost the channels `lost` (and still reads `kept`) can no longer see.
     public func documents(onlyIn lost: Set<String>, notIn kept: Set<String>) async throws(StoreError) -> [DocumentListing] {
         guard !lost.isEmpty else { return [] }
-        return try await read { db in
+        return try await scan { db in
             let lostMarks = lost.map { _ in "?" }.joined(separator: ",")
             let keptClause = kept.isEmpty ? "" : """
                  AND NOT EXISTS (SELECT 1 FROM \(Tables.docChannels) k WHERE k.doc = d.id AND k.removed = 0

@@ -15,11 +15,11 @@ extension DocumentStore {
     @discardableResult
     public func compact(blobGracePeriod: TimeInterval = 60) async throws(StoreError) -> CompactionReport {
         var report = CompactionReport()
-        let docRows: [Int64] = try await read { db in try Int64.fetchAll(db, sql: "SELECT DISTINCT doc FROM \(Tables.revs)") }
+        let docRows: [Int64] = try await scan { db in try Int64.fetchAll(db, sql: "SELECT DISTINCT doc FROM \(Tables.revs)") }
         for chunk in stride(from: 0, to: docRows.count, by: 256).map({ Array(docRows[$0..<min($0 + 256, docRows.count)]) }) {
             report.bodiesRemoved += try await write { db in try Self.compactBodies(db, docRows: chunk) }
         }
-        let referenced: Set<String> = try await read { db in
+        let referenced: Set<String> = try await scan { db in
             // Blobs are the database's: every collection's bodies count.
             var digests = Set<String>()
             for tables in try Self.allTableSets(db) {
@@ -171,6 +171,6 @@ extension RevTree {
 extension DocumentStore {
     /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound database, else its findings.
     public func integrityCheck() async throws(StoreError) -> [String] {
-        try await read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        try await scan { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
     }
 }

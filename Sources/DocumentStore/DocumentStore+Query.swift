@@ -56,7 +56,7 @@ extension DocumentStore {
         since: UInt64, limit: Int? = nil, docIDs: Set<String>? = nil, activeOnly: Bool = false,
         includeBodies: Bool = false
     ) async throws(StoreError) -> [DocumentListing] {
-        try await read { db in
+        try await read(bounded: limit != nil) { db in
             let (sql, arguments) = Self.feedQuery(
                 columns: "key, seq, tree, \(includeBodies ? "body" : "NULL")", since: since, limit: limit, docIDs: docIDs,
                 activeOnly: activeOnly)
@@ -115,7 +115,7 @@ extension DocumentStore {
 
     /// Live documents by ID (`_all_docs`).
     public func allDocs(_ query: AllDocsQuery) async throws(StoreError) -> [DocumentListing] {
-        try await read { db in
+        try await read(bounded: query.limit != nil) { db in
             var sql = "SELECT key, seq, tree, \(query.includeBodies ? "body" : "NULL") FROM \(Tables.docs) WHERE deleted = 0"
             var arguments: StatementArguments = []
             let (low, high) = query.descending ? (query.endKey, query.startKey) : (query.startKey, query.endKey)

@@ -65,6 +65,7 @@ extension DocumentStore {
             }
             // From here the old connections go; the copy replaces the file.
             do {
+                inlineReaders?.close()
                 try (writer as? DatabasePool)?.close()
             } catch {
                 Self.removeRekeyLeftovers(path: path)
@@ -98,6 +99,7 @@ extension DocumentStore {
         }
         let pool = try Self.openPool(path: path, configuration: configuration, encrypted: isEncrypted)
         writerBox.withLock { $0 = pool }
+        readersBox.withLock { $0 = Self.inlineReaders(path: path, configuration, encrypted: isEncrypted) }
     }
 
     /// Writes the attachment key into the copy: an encrypted copy needs one (the current

@@ -67,7 +67,7 @@ extension DocumentStore {
 
     /// The documents a resync goes through (every row, tombstones included).
     public func resyncTotal() async throws(StoreError) -> Int {
-        try await read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM docs") ?? 0 }
+        try await scan { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM docs") ?? 0 }
     }
 
     /// The revisions to evaluate for the documents after row `after`: the batch's last

@@ -25,6 +25,10 @@ public final class DocumentStore: Sendable {
     /// The SQLite connections (replaced by a rekey, under `gate`).
     let writerBox: Mutex<any DatabaseWriter>
     var writer: any DatabaseWriter { base?.writer ?? writerBox.withLock { $0 } }
+    /// The read-only connections of reads on the calling thread, for a file (nil in
+    /// memory); replaced with the pool by a rekey.
+    let readersBox: Mutex<InlineReaders?>
+    var inlineReaders: InlineReaders? { base?.inlineReaders ?? readersBox.withLock { $0 } }
     /// Every access runs shared; a rekey runs exclusive.
     let accessGate: StoreGate
     let encryptedState: Mutex<Bool>
@@ -70,6 +74,7 @@ public final class DocumentStore: Sendable {
         }
         writerBox = Mutex(writer)
         encryptedState = Mutex(encrypted)
+        readersBox = Mutex(configuration.databasePath.map { Self.inlineReaders(path: $0, configuration, encrypted: encrypted) })
         try Self.migrator.migrate(writer)
         blobs = try BlobStore(
             directory: configuration.attachmentDirectory, syncToDisk: configuration.durability == .full)
@@ -98,6 +103,7 @@ public final class DocumentStore: Sendable {
         accessGate = base.accessGate
         blobs = base.blobs
         writerBox = Mutex(base.writer)
+        readersBox = Mutex(nil)
         encryptedState = Mutex(base.encryptedState.withLock { $0 })
         let loaded = try base.writer.read { db in
             try Tables.with(number) {
@@ -120,6 +126,7 @@ public final class DocumentStore: Sendable {
         guard base == nil else { return }
         for named in namedCollections.withLock({ Array($0.values) }) { named.notifier.finish() }
         blobs.close()
+        inlineReaders?.close()
         if let path = configuration.databasePath { DatabaseCipher.uninstall(path: path) }
         if let pool = writer as? DatabasePool {
             try? pool.close()
@@ -191,10 +198,42 @@ public final class DocumentStore: Sendable {
         }
     }
 
+    /// Runs a read transaction, on the calling thread when one of the store's inline
+    /// connections is free (`InlineReaders`: no thread hand-off, most of a small read's
+    /// cost), else as the pool's asynchronous read. For reads the caller bounds (a key,
+    /// a batch, a page with a limit); a read whose size nobody bounds goes through
+    /// `scan` so that it does not hold a thread of Swift's cooperative pool for long.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        let tables = tableSet
+        let readers = inlineReaders
+        return try await reading {
+            try Task.checkCancellation()
+            if let readers, let result = try readers.withConnection({ queue in
+                try queue.read { db in try Tables.with(tables) { try body(db) } }
+            }) {
+                return result
+            }
+            return try await self.writer.read { db in try Tables.with(tables) { try body(db) } }
+        }
+    }
+
+    /// Runs a read transaction on one of the pool's readers while the caller's task is
+    /// suspended: for reads of unbounded size (a whole feed, every document, views,
+    /// integrity checks).
+    func scan<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        let tables = tableSet
+        return try await reading { try await self.writer.read { db in try Tables.with(tables) { try body(db) } } }
+    }
+
+    /// `read` when the caller bounds the result (`bounded`), else `scan`.
+    func read<T: Sendable>(bounded: Bool, _ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        bounded ? try await read(body) : try await scan(body)
+    }
+
+    /// A read as one shared access of the store (a rekey waits for it), its failures as `StoreError`s.
+    private func reading<T: Sendable>(_ run: () async throws -> T) async throws(StoreError) -> T {
         do {
-            let tables = tableSet
-            return try await accessGate.shared { try await writer.read { db in try Tables.with(tables) { try body(db) } } }
+            return try await accessGate.shared { try await run() }
         } catch let error as StoreError {
             throw error
         } catch {
@@ -202,6 +241,12 @@ public final class DocumentStore: Sendable {
         }
     }
 
+    /// The inline readers of the file at `path` (`InlineReaders`).
+    static func inlineReaders(path: String, _ configuration: StoreConfiguration, encrypted: Bool) -> InlineReaders {
+        InlineReaders(
+            path: path, configuration: connectionConfiguration(configuration, encrypted: encrypted),
+            limit: InlineReaders.defaultLimit)
+    }
 
     static func meta(_ db: Database, _ key: String) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT value FROM \(Tables.meta) WHERE key = ?", arguments: [key]) ?? 0

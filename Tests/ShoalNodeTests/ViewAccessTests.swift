@@ -85,7 +85,8 @@ import TestSupport
         try await spinning.value.expectError(500, "os_process_error")
         let again = clock.now
         try await node.request("GET", "/db/_design/spin/_view/v", admin: true).expectError(500, "os_process_error")
-        #expect(clock.now - again < .milliseconds(500))
+        // At once: not after another 2 s budget (the bound leaves room for a loaded machine).
+        #expect(clock.now - again < .milliseconds(1500))
         try await node.request("PUT", "/db/last", json: ["a": 1], admin: true).expectStatus(201)
     }
 }
