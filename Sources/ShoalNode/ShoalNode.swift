@@ -237,13 +237,20 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     }
 
     /// Stops the listeners gracefully and closes the databases.
+    /// Logs how long each part took (a chaos run's kill-and-restart waits on it).
     public func stop() async {
+        let clock = ContinuousClock()
+        let start = clock.now
         await stopReplication()
+        let replicationStopped = clock.now
         if let running = running.withLock({ $0 }) {
             await running.group.triggerGracefulShutdown()
             _ = try? await running.task.value
         }
+        let listenersStopped = clock.now
         closeStores()
+        func ms(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
+        logger.info("stopped in \(ms(clock.now - start)) ms: replication \(ms(replicationStopped - start)) ms, listeners \(ms(listenersStopped - replicationStopped)) ms, stores \(ms(clock.now - listenersStopped)) ms")
     }
 
     /// Registers and browses one DNS-SD service per mesh group.

@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import BLIP
 
@@ -138,7 +139,7 @@ import Testing
         }
     }
 
-    @Test func fiveMegabytesBothWaysWhileUrgentMessagesPass() async throws {
+    @Test(.ownThread) func fiveMegabytesBothWaysWhileUrgentMessagesPass() async throws {
         try await withTimeout(120) {
             let log = OrderLog()
             let pair = ConnectionPair(configureA: { $0.setHandler(for: "echo", echo) },

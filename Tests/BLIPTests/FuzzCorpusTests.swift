@@ -9,7 +9,7 @@ import TestSupport
 /// big-endian length before each frame), then truncated byte by byte and mutated with
 /// a seeded generator. No input may crash; the seeds decode without a fatal error; a
 /// decoder that failed stays failed.
-@Suite struct FuzzCorpusTests {
+@Suite(.ownThread) struct FuzzCorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/blip")
 

@@ -1,10 +1,11 @@
 import Testing
+import TestSupport
 
 @testable import BLIP
 
 /// Random corruption of valid frame streams: the decoder must never crash or hang;
 /// it either decodes or reports a `BLIPError`.
-@Suite struct FuzzTests {
+@Suite(.ownThread) struct FuzzTests {
     static let configuration: BLIPConfiguration = {
         var configuration = BLIPConfiguration()
         configuration.maxFrameSize = 96

@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 
 @testable import BLIP
 
-@Suite struct OutboxTests {
+@Suite(.ownThread) struct OutboxTests {
     static func configuration(frame: Int = 100, small: Int = 100, window: Int = 128_000) -> BLIPConfiguration {
         var configuration = BLIPConfiguration()
         configuration.maxFrameSize = frame

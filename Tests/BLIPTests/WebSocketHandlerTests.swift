@@ -2,13 +2,14 @@ import NIOCore
 import NIOEmbedded
 import NIOWebSocket
 import Testing
+import TestSupport
 
 @testable import BLIP
 
 /// `BLIPWebSocketHandler` behind NIO's WebSocket frame decoder, in an EmbeddedChannel:
 /// raw bytes in (one at a time and all at once), transport events out; frames,
 /// pongs and closing frames written.
-@Suite struct WebSocketHandlerTests {
+@Suite(.ownThread) struct WebSocketHandlerTests {
     static func makeChannel(isClient: Bool = false, pingPeriod: TimeAmount? = nil) throws -> (EmbeddedChannel, WebSocketLink) {
         let channel = EmbeddedChannel()
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()

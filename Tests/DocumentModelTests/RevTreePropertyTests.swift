@@ -4,7 +4,7 @@ import TestSupport
 
 /// Property-based tests: winner, leaves and conflicts depend only on the set of
 /// revisions, never on the order in which they arrived.
-@Suite struct RevTreePropertyTests {
+@Suite(.ownThread) struct RevTreePropertyTests {
     private func checkAgainstReference(_ tree: RevTree, _ ref: ReferenceTree) {
         let expected = ref.expectedLeaves
         #expect(tree.leaves == expected)
@@ -110,5 +110,19 @@ import TestSupport
         #expect(tree.winner == trunk.last)   // the trunk tip outranks the branch tips (generation 951...960)
         #expect(tree.mergeBase == trunk[900])
         #expect(tree.history(of: tips[0]).count == 951)
+    }
+}
+
+/// The trait the property tests run under puts them on a thread of their own, off the
+/// cooperative pool that the in-process nodes of other suites need.
+@Suite struct OwnThreadTraitTests {
+    @Test(.ownThread) func aTestUnderTheTraitRunsOffThePool() async {
+        #expect(OwnThreadTrait.isCurrent)
+        await Task.yield()
+        #expect(OwnThreadTrait.isCurrent)
+    }
+
+    @Test func aTestWithoutItRunsOnThePool() {
+        #expect(!OwnThreadTrait.isCurrent)
     }
 }

@@ -2,7 +2,7 @@ import Testing
 import TestSupport
 @testable import DocumentModel
 
-@Suite struct RevTreeSerializationTests {
+@Suite(.ownThread) struct RevTreeSerializationTests {
     private func checkRoundTrip(_ tree: RevTree) throws {
         let bytes = tree.serialized()
         let back = try RevTree(serialized: bytes)

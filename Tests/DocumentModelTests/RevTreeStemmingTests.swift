@@ -4,7 +4,7 @@ import TestSupport
 
 private func r(_ s: String) -> RevID { RevID(s)! }
 
-@Suite struct RevTreeStemmingTests {
+@Suite(.ownThread) struct RevTreeStemmingTests {
     @Test func linearStemming() throws {
         var tree = RevTree()
         var parent: RevID?

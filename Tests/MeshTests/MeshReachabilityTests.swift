@@ -7,7 +7,7 @@ import TestSupport
 /// A partition of a large mesh: each side must stay linked within itself (the dial
 /// rule alone links each node to ring neighbors that the cut may all put on the other
 /// side), and the heal must bring back the rule's own links and nothing more.
-@Suite struct MeshReachabilityTests {
+@Suite(.ownThread) struct MeshReachabilityTests {
     static let after = Duration.seconds(12)
 
     /// One round of every node's periodic check, played on the pure functions: the

@@ -57,7 +57,8 @@ import TestSupport
             await node.stop()
             stopped.set()
         }
-        #expect(try await eventually(timeout: .seconds(10)) { stopped.isSet }, "the node did not stop with its streams open")
+        // Held, it would wait for the 30 s heartbeats at least; see LiveQueryTests.
+        #expect(try await eventually(timeout: .seconds(20)) { stopped.isSet }, "the node did not stop with its streams open")
         if !stopped.isSet { stopping.cancel() }
         _ = sockets
     }

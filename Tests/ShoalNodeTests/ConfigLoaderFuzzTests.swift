@@ -7,7 +7,7 @@ import TestSupport
 /// Seeded mutation fuzzing of `ConfigLoader.load(text:)`: valid configs, corrupted at
 /// the byte level and at the JSON level, must load or fail with a readable reason;
 /// never crash or hang.
-@Suite struct ConfigLoaderFuzzTests {
+@Suite(.ownThread) struct ConfigLoaderFuzzTests {
     /// Valid configs that together use (almost) every key the loader reads.
     static let seeds: [String] = [
         #"""
