@@ -25,10 +25,13 @@ public final class NodeProcess: @unchecked Sendable {
             .deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    /// `.build/release/shoal` of the checkout, built (or brought up to date) once per
-    /// process with `swift build -c release --product shoal`.
+    /// `SHOAL_BIN` when set (as for `scripts/mesh-lab`: a binary built with other
+    /// flags, or an older build to compare), else `.build/release/shoal` of the
+    /// checkout, built (or brought up to date) once per process with
+    /// `swift build -c release --product shoal`.
     public static func releaseBinary() throws -> String {
-        try builtBinary.get()
+        if let binary = ProcessInfo.processInfo.environment["SHOAL_BIN"], !binary.isEmpty { return binary }
+        return try builtBinary.get()
     }
 
     private static let builtBinary: Result<String, any Error> = Result {
