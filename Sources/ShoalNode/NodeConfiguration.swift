@@ -85,6 +85,10 @@ public struct NodeConfiguration: Sendable, Equatable {
     /// How long an HTTP connection may take to send its first request head, and sit
     /// idle between requests, before it is closed (slowloris clients); nil: forever.
     public var httpIdleTimeout: Duration? = .seconds(30)
+    /// How long a view's JavaScript (`map`, `reduce`) may run on one document or group
+    /// before the view fails with CouchDB's `os_process_error` (as CouchDB's
+    /// `os_process_timeout`, here 2 s by default; a test raises it to measure around it).
+    public var viewTimeout: Duration = .seconds(2)
     /// WebSocket heartbeat of replication connections (a silent peer is gone after
     /// about three intervals).
     public var heartbeat: Duration = .seconds(2)

@@ -103,7 +103,9 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         conflictMonitors = monitors
         // One view engine per keyspace: a named collection's indexes live in the file's
         // query tables under its own namespace (`IndexNamespace`).
-        viewEngines = stores.mapValues { ViewEngine(store: $0, logger: Logger(label: "Query")) }
+        viewEngines = stores.mapValues {
+            ViewEngine(store: $0, options: .init(timeout: configuration.viewTimeout), logger: Logger(label: "Query"))
+        }
         replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
         let secrets = Dictionary(uniqueKeysWithValues: configuration.databases.compactMap { database in
             database.meshSecret.map { (database.name, MeshSecret($0)) }

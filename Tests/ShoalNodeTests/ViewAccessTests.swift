@@ -59,7 +59,10 @@ import TestSupport
     }
 
     @Test func aRunawayMapStallsNeitherWritesNorOtherViews() async throws {
-        let node = try await TestNode.start()
+        // A 10 s budget, so that the bounds below (5 s) leave room for the suite's
+        // saturated two cores (where a node's stop was seen to take 6 s) and still fail a
+        // write or query that waited for the map.
+        let node = try await TestNode.start { $0.viewTimeout = .seconds(10) }
         defer { Task { await node.stop() } }
         try await node.request("PUT", "/db/_design/spin", json: ["views": ["v": ["map": "function(doc) { while (true) {} }"]]], admin: true)
             .expectStatus(201)
@@ -70,23 +73,22 @@ import TestSupport
         let spinning = Task { try await node.request("GET", "/db/_design/spin/_view/v", admin: true) }
         try await Task.sleep(for: .milliseconds(200))
         // While the map spins on its own thread, writes and other queries go on: a write
-        // that waited for the map would wait for its whole 2 s budget (the bound leaves
-        // room for a loaded machine).
+        // that waited for the map would wait for its whole budget.
         for i in 0..<10 {
             let start = clock.now
             try await node.request("PUT", "/db/w\(i)", json: ["i": .int(Int64(i))], admin: true).expectStatus(201)
-            #expect(clock.now - start < .milliseconds(1500), "a write waited for the runaway map")
+            #expect(clock.now - start < .seconds(5), "a write waited for the runaway map")
         }
         let start = clock.now
         let other = try await node.request("GET", "/db/_design/ok/_view/v", admin: true)
         #expect(rows(other).count == 11)
-        #expect(clock.now - start < .milliseconds(1500))
+        #expect(clock.now - start < .seconds(5))
         // The runaway view fails after its budget with CouchDB's error, and then at once.
         try await spinning.value.expectError(500, "os_process_error")
         let again = clock.now
         try await node.request("GET", "/db/_design/spin/_view/v", admin: true).expectError(500, "os_process_error")
-        // At once: not after another 2 s budget (the bound leaves room for a loaded machine).
-        #expect(clock.now - again < .milliseconds(1500))
+        // At once: not after another budget.
+        #expect(clock.now - again < .seconds(5))
         try await node.request("PUT", "/db/last", json: ["a": 1], admin: true).expectStatus(201)
     }
 }
