@@ -20,14 +20,13 @@ public struct OwnThreadTrait: TestTrait, SuiteTrait, TestScoping {
         // A suite's scope is entered once for the suite and again for each of its tests
         // (recursive): only a test case's body needs the thread.
         guard testCase != nil else { return try await function() }
-        let executor = SerialQueueExecutor(label: "test.\(test.name)")
-        try await withTaskExecutorPreference(executor) { try await function() }
+        try await withTaskExecutorPreference(QueueExecutor.shared) { try await function() }
     }
 }
 
 extension OwnThreadTrait {
-    /// Whether the caller runs on a test's own thread (one of this trait's queues).
-    public static var isCurrent: Bool { DispatchQueue.getSpecific(key: SerialQueueExecutor.key) != nil }
+    /// Whether the caller runs on the trait's queue (a thread outside the cooperative pool).
+    public static var isCurrent: Bool { DispatchQueue.getSpecific(key: QueueExecutor.key) != nil }
 }
 
 extension Trait where Self == OwnThreadTrait {
@@ -35,14 +34,18 @@ extension Trait where Self == OwnThreadTrait {
     public static var ownThread: OwnThreadTrait { OwnThreadTrait() }
 }
 
-/// A task executor over a serial dispatch queue: its jobs run on one of dispatch's
-/// threads outside the cooperative pool, one at a time.
-final class SerialQueueExecutor: TaskExecutor, @unchecked Sendable {
+/// A task executor over a concurrent dispatch queue of its own: its jobs run on
+/// dispatch's threads outside the cooperative pool. There is one, and it lives as long
+/// as the process: a task started inside a test's scope (a connection's reader, say)
+/// inherits the preference as an unowned reference and may run after the test ended,
+/// so an executor made per test would be freed under it.
+final class QueueExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = QueueExecutor()
     static let key = DispatchSpecificKey<Bool>()
     private let queue: DispatchQueue
 
-    init(label: String) {
-        queue = DispatchQueue(label: label)
+    private init() {
+        queue = DispatchQueue(label: "test.own-thread", attributes: .concurrent)
         queue.setSpecific(key: Self.key, value: true)
     }
 

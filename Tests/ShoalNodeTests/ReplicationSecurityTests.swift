@@ -123,15 +123,20 @@ import TestSupport
         func attachment(_ text: String) -> JSON {
             ["note.txt": ["content_type": "text/plain", "data": .string(Data(text.utf8).base64EncodedString())]]
         }
-        _ = try await server.request("PUT", "/db/mine", json: ["channels": ["u1"], "_attachments": attachment("for user1")], admin: true)
-        _ = try await server.request("PUT", "/db/secret", json: ["channels": ["u2"], "_attachments": attachment("not for user1")], admin: true)
+        // (Checked: once in a loaded suite run the pulled document was missing, cause unknown.)
+        try await server.request("PUT", "/db/mine", json: ["channels": ["u1"], "_attachments": attachment("for user1")], admin: true)
+            .expectStatus(201)
+        try await server.request("PUT", "/db/secret", json: ["channels": ["u2"], "_attachments": attachment("not for user1")], admin: true)
+            .expectStatus(201)
         let secretDigest = try #require(try await server.request("GET", "/db/secret", admin: true).json["_attachments"]?["note.txt"]?["digest"]?.stringValue)
         _ = try await client.request("PUT", "/db/_replication/pull", json: [
             "remote": .string("ws://127.0.0.1:\(server.ports.publicPort)/db"), "direction": "pull",
             "remote_username": "user1", "remote_password": "pass",
         ], admin: true)
         #expect(try await eventually { try await status(client, "pull")["status"] == "stopped" })
-        #expect(try await client.request("GET", "/db/mine/note.txt", admin: true).text == "for user1")
+        let pulled = try await client.request("GET", "/db/mine/note.txt", admin: true)
+        let pullStatus = try await status(client, "pull")
+        #expect(pulled.text == "for user1", "\(pulled); pull status: \(pullStatus)")
 
         // Asking directly, as user1, for the other document's attachment.
         let answers = Mutex<[String]>([])
