@@ -80,8 +80,7 @@ extension ShoalNode: DatabaseConfigurator {
                 "ok": true, "sync_origin": .string(source == nil ? "config_file" : "admin_api"),
                 "resync": [
                     "processed": .int(Int64(resync.processed)), "changed": .int(Int64(resync.changed)),
-                    "milliseconds": .int((ContinuousClock.now - started).components.seconds * 1000
-                        + (ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000),
+                    "milliseconds": .int((ContinuousClock.now - started).wholeMilliseconds),
                 ],
             ]
         } catch {

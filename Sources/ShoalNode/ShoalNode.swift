@@ -251,8 +251,11 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         }
         let listenersStopped = clock.now
         closeStores()
-        func ms(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
-        logger.info("stopped in \(ms(clock.now - start)) ms: replication \(ms(replicationStopped - start)) ms, listeners \(ms(listenersStopped - replicationStopped)) ms, stores \(ms(clock.now - listenersStopped)) ms")
+        let end = clock.now
+        logger.info("""
+            stopped in \((end - start).wholeMilliseconds) ms: replication \((replicationStopped - start).wholeMilliseconds) ms, \
+            listeners \((listenersStopped - replicationStopped).wholeMilliseconds) ms, stores \((end - listenersStopped).wholeMilliseconds) ms
+            """)
     }
 
     /// Registers and browses one DNS-SD service per mesh group.

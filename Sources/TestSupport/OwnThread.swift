@@ -1,15 +1,15 @@
 import Dispatch
 import Testing
 
-/// A test trait that runs each test it is given to on a thread of its own instead of
-/// Swift's cooperative pool (`@Suite(.ownThread)`, `@Test(.ownThread)`).
+/// A test trait that runs each test it is given to on dispatch threads outside Swift's
+/// cooperative pool (`@Suite(.ownThread)`, `@Test(.ownThread)`).
 ///
 /// That pool has one thread per core (two here) and the suite's hundreds of tests run
 /// on it side by side. A test that computes for seconds (a fuzz loop, a property test
 /// over thousands of random trees: slow in a debug build) holds one of those threads
 /// the whole time, and the in-process nodes of the tests beside it stall: a node's
-/// graceful stop was seen to take 5–6 s instead of milliseconds. On a thread of its
-/// own the test is time-sliced by the kernel with everything else. Only for tests that
+/// graceful stop was seen to take 5–6 s instead of milliseconds. Off the pool the test
+/// is time-sliced by the kernel with everything else. Only for tests that
 /// compute; a test's `async` calls still run where they would.
 public struct OwnThreadTrait: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
@@ -18,7 +18,7 @@ public struct OwnThreadTrait: TestTrait, SuiteTrait, TestScoping {
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         // A suite's scope is entered once for the suite and again for each of its tests
-        // (recursive): only a test case's body needs the thread.
+        // (recursive): only a test case's body needs moving.
         guard testCase != nil else { return try await function() }
         try await withTaskExecutorPreference(QueueExecutor.shared) { try await function() }
     }
@@ -30,7 +30,7 @@ extension OwnThreadTrait {
 }
 
 extension Trait where Self == OwnThreadTrait {
-    /// Runs the test (each test of the suite) on a thread of its own; see `OwnThreadTrait`.
+    /// Runs the test (each test of the suite) off the cooperative pool; see `OwnThreadTrait`.
     public static var ownThread: OwnThreadTrait { OwnThreadTrait() }
 }
 

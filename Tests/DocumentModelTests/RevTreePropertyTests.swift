@@ -112,17 +112,3 @@ import TestSupport
         #expect(tree.history(of: tips[0]).count == 951)
     }
 }
-
-/// The trait the property tests run under puts them on a thread of their own, off the
-/// cooperative pool that the in-process nodes of other suites need.
-@Suite struct OwnThreadTraitTests {
-    @Test(.ownThread) func aTestUnderTheTraitRunsOffThePool() async {
-        #expect(OwnThreadTrait.isCurrent)
-        await Task.yield()
-        #expect(OwnThreadTrait.isCurrent)
-    }
-
-    @Test func aTestWithoutItRunsOnThePool() {
-        #expect(!OwnThreadTrait.isCurrent)
-    }
-}
