@@ -80,7 +80,11 @@ extension MeshManager {
             if plan.probe && !state.probing {
                 state.probing = true
                 state.lastProbe = now
-                targets = state.known.filter { !linked.contains($0.key) }.mapValues(\.url)
+                var unlinked = state.known.filter { !linked.contains($0.key) }.mapValues(\.url)
+                for (url, nodeID) in state.staticIDs where !linked.contains(nodeID) && unlinked[nodeID] == nil {
+                    unlinked[nodeID] = url
+                }
+                targets = unlinked
             }
             let changed = plan.unreachable != state.unreachable
             state.unreachable = plan.unreachable

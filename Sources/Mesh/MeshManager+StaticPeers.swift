@@ -53,4 +53,62 @@ extension MeshManager {
         guard DialRule.shouldDial(local: configuration.nodeID, remote: nodeID) else { return true }
         return !hasConnectedDial(to: nodeID)
     }
+
+    /// What `planStaticDials` decided.
+    struct StaticPlan: Equatable {
+        /// Static peer URLs whose dial stops (the rule does not pick the peer).
+        var prune: Set<String> = []
+        /// Pruned static peer URLs to dial again (the rule picks the peer now).
+        var restore: Set<String> = []
+    }
+
+    /// The pure decision for static peers whose node ID is known: they count for the
+    /// dial rule like discovered ones, so a node listing more static peers than
+    /// `max_peers` keeps links with the rule's picks only (`chosen`, replacements for
+    /// unreachable peers included) instead of all of them. Peers whose ID is not known
+    /// yet stay dialed; a peer that is pruned here still links to us if its own rule
+    /// picks us (accepted connections are never refused for the bound).
+    static func planStaticDials(staticIDs: [String: String], pruned: [String: String], chosen: Set<String>) -> StaticPlan {
+        var plan = StaticPlan()
+        for (url, nodeID) in staticIDs {
+            if chosen.contains(nodeID) {
+                if pruned[url] != nil { plan.restore.insert(url) }
+            } else if pruned[url] == nil {
+                plan.prune.insert(url)
+            }
+        }
+        return plan
+    }
+
+    /// Stops the static dials the rule does not pick and dials again those it picks now.
+    func pruneStaticDials(chosen: Set<String>) async {
+        let (stopped, restore) = state.withLock { state -> ([Dial], [String]) in
+            guard state.running else { return ([], []) }
+            let plan = Self.planStaticDials(staticIDs: state.staticIDs, pruned: state.pruned, chosen: chosen)
+            var stopped: [Dial] = []
+            for url in plan.prune {
+                state.pruned[url] = state.staticIDs[url]
+                // A yielded dial (the peer links to us) is not restarted when that link ends.
+                state.yielded.removeValue(forKey: url)
+                if let dial = state.dials.removeValue(forKey: Self.staticPrefix + url) { stopped.append(dial) }
+            }
+            for url in plan.restore { state.pruned.removeValue(forKey: url) }
+            return (stopped, plan.restore.sorted())
+        }
+        for dial in stopped {
+            logger.info("mesh \(configuration.group): more peers than max_peers \(configuration.maxPeers); not dialing the static peer \(dial.url)")
+            await dial.replicator.stop()
+        }
+        for url in restore { await redialStatic(url) }
+    }
+
+    /// Dials static peer `url` again (its dial had stood down or been pruned); stands
+    /// down at once when the peer already links to us and the rule makes it the dialer.
+    func redialStatic(_ url: String) async {
+        await startDial(key: Self.staticPrefix + url, nodeID: nil, url: url, source: .static)
+        guard let nodeID = state.withLock({ $0.staticIDs[url] }) else { return }
+        if state.withLock({ $0.inbound.values.contains { $0.nodeID == nodeID } }) {
+            await standDownStaticDials(to: nodeID)
+        }
+    }
 }

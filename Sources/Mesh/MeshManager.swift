@@ -39,6 +39,9 @@ public final class MeshManager: Sendable {
         var staticIDs: [String: String] = [:]
         /// Static peers whose dial stands down while the peer's own link to us is up.
         var yielded: [String: String] = [:]
+        /// Static peers (URL → node ID) not dialed because the dial rule does not pick
+        /// them (`MeshManager+StaticPeers.swift`); dialed again once it does.
+        var pruned: [String: String] = [:]
         /// Peers the rule makes the dialer, by node ID: since when no link of theirs is up.
         var waitingSince: [String: ContinuousClock.Instant] = [:]
         /// Chosen peers not linked, by node ID: since when (`MeshManager+Reachability.swift`).
@@ -156,9 +159,10 @@ public final class MeshManager: Sendable {
         await reconcile()
     }
 
-    /// Every node of the group this node knows of, with or without an address.
+    /// Every node of the group this node knows of, with or without an address, static
+    /// peers whose node ID is known included.
     static func nodes(_ state: State) -> Set<String> {
-        state.listed.union(state.known.keys)
+        state.listed.union(state.known.keys).union(state.staticIDs.values)
     }
 
     /// Connects to the peers the dial rule assigns to this node and drops the others.
@@ -185,6 +189,7 @@ public final class MeshManager: Sendable {
             let dial = state.withLock { $0.dials.removeValue(forKey: key) }
             await dial?.replicator.stop()
         }
+        await pruneStaticDials(chosen: chosen)
     }
 
     func addBackgroundTask(_ task: Task<Void, Never>) {
@@ -203,6 +208,8 @@ public final class MeshManager: Sendable {
         if state.withLock({ $0.inbound.values.contains { $0.nodeID == nodeID } }) {
             Task { await self.standDownStaticDials(to: nodeID) }
         }
+        // The peer now counts for the dial rule (and may not be picked).
+        Task { await self.reconcile() }
     }
 
     /// True when a dial to `nodeID` (mDNS or identified static) is connected.
@@ -287,7 +294,7 @@ public final class MeshManager: Sendable {
             for url in urls { state.yielded.removeValue(forKey: url) }
             return urls
         }
-        for url in urls { Task { await self.startDial(key: Self.staticPrefix + url, nodeID: nil, url: url, source: .static) } }
+        for url in urls { Task { await self.redialStatic(url) } }
     }
 
     /// Every peer: dialed ones with their replication status, accepted connections.

@@ -46,6 +46,8 @@ final class ChangesSender: Sendable {
     private let lastChannels = Mutex<Set<String>?>(nil)
     /// The channels the peer lost after a sequence (see `PeerAccess.lostChannels`).
     private let lostChannels: (@Sendable (UInt64) async throws -> Set<String>)?
+    /// Revisions the peer sent over this connection: not offered back to it.
+    private let peerHas: PeerRevisions?
 
     /// A document offered as "access lost" (Sync Gateway 3's flags) instead of its leaves.
     struct LostAccess: Sendable {
@@ -60,10 +62,11 @@ final class ChangesSender: Sendable {
 
     init(
         store: DocumentStore, connection: CollectionLink, options: Options, progress: ReplicationProgress,
-        logger: Logger, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil,
+        logger: Logger, peerHas: PeerRevisions? = nil, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil,
         visibleChannels: (@Sendable () async throws -> [String: UInt64]?)? = nil,
         lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil
     ) {
+        self.peerHas = peerHas
         self.visibleChannels = visibleChannels
         self.lostChannels = lostChannels
         self.store = store
@@ -127,6 +130,9 @@ final class ChangesSender: Sendable {
                     prefetched = Task { try await self.readPage(since: from) }
                 }
                 let batch = makeBatch(page.map(\.listing), lost: lost)
+                // Everything on the page came from the peer itself: nothing to offer
+                // (an empty `changes` would tell it we caught up).
+                if batch.entries.isEmpty { continue }
                 await offersLimiter.acquire()
                 let reply = offer(batch)  // queued now, in feed order
                 group.addTask {
@@ -288,7 +294,8 @@ final class ChangesSender: Sendable {
     ///
     /// All leaves, not only those newer than some sequence: the feed lists a
     /// document once, at its latest change, so a branch stored earlier may never
-    /// have been offered. The peer answers "have it" for the ones it knows.
+    /// have been offered. The peer answers "have it" for the ones it knows; those it
+    /// sent us itself over this connection (`PeerRevisions`) are not offered at all.
     private func makeBatch(_ listings: [DocumentListing], lost: [LostAccess?]) -> Batch {
         var batch = Batch(entries: [], indices: [], pages: [])
         tracker.withLock { tracker in
@@ -300,7 +307,8 @@ final class ChangesSender: Sendable {
                     batch.pages.append(page)
                     continue
                 }
-                let offered = options.winnerOnly ? listing.tree.winner.map { [$0] } ?? [] : listing.tree.leaves
+                var offered = options.winnerOnly ? listing.tree.winner.map { [$0] } ?? [] : listing.tree.leaves
+                if let peerHas { offered.removeAll { peerHas.sent(docID: listing.docID, rev: $0) } }
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
                     let deleted = listing.tree.node(for: rev)?.deleted ?? false

@@ -67,7 +67,7 @@ extension ReplicationSession {
         options.batchSize = batchSize
         options.docIDs = docIDs.map(Set.init)
         let sender = ChangesSender(
-            store: store, connection: link, options: options, progress: progress, logger: logger,
+            store: store, connection: link, options: options, progress: progress, logger: logger, peerHas: receiver.peerHas,
             onCheckpoint: onCheckpoint)
         activePush.withLock { $0 = sender }
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -1,0 +1,54 @@
+import DocumentModel
+import Synchronization
+
+/// The revisions the peer of one connection sent us, recently: it has them, so the
+/// session's changes feed does not offer them back over the same connection (echo
+/// suppression). In a mesh every node would otherwise offer each revision back to the
+/// peer it came from, a `changes` round trip per revision and link for nothing.
+///
+/// Scoped to one connection on purpose: a peer that reconnects may have lost its data
+/// (wiped, restored from a backup) under the same node ID, and then needs everything
+/// offered again. Keyed by document (the latest revision received per document) and
+/// bounded: a document that falls out is offered as before and answered "have it".
+final class PeerRevisions: Sendable {
+    private struct State {
+        var latest: [String: RevID] = [:]
+        /// Documents in the order they were last recorded, oldest first (may hold stale
+        /// entries for documents recorded again; `latest` is the truth).
+        var order: [String] = []
+        var head = 0
+    }
+
+    private let state = Mutex(State())
+    let capacity: Int
+
+    init(capacity: Int = 4096) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// The peer sent revision `rev` of `docID`.
+    func record(docID: String, rev: String) {
+        guard let revID = RevID(rev) else { return }
+        state.withLock { state in
+            if state.latest.updateValue(revID, forKey: docID) == nil {
+                state.order.append(docID)
+            }
+            while state.latest.count > capacity, state.head < state.order.count {
+                state.latest.removeValue(forKey: state.order[state.head])
+                state.head += 1
+            }
+            if state.head > capacity {
+                state.order.removeFirst(state.head)
+                state.head = 0
+            }
+        }
+    }
+
+    /// True when the peer sent exactly this revision of `docID` (and it is still remembered).
+    func sent(docID: String, rev: RevID) -> Bool {
+        state.withLock { $0.latest[docID] == rev }
+    }
+
+    /// Documents remembered now.
+    var count: Int { state.withLock { $0.latest.count } }
+}
