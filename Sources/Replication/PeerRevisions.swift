@@ -1,8 +1,8 @@
 import DocumentModel
 import Synchronization
 
-/// The revisions the peer of one connection sent us, recently: it has them, so the
-/// session's changes feed does not offer them back over the same connection (echo
+/// The revisions the peer of one connection sent or offered us, recently: it has them,
+/// so the session's changes feed does not offer them back over the same connection (echo
 /// suppression). In a mesh every node would otherwise offer each revision back to the
 /// peer it came from, a `changes` round trip per revision and link for nothing.
 ///
@@ -29,6 +29,11 @@ final class PeerRevisions: Sendable {
     /// The peer sent revision `rev` of `docID`.
     func record(docID: String, rev: String) {
         guard let revID = RevID(rev) else { return }
+        record(docID: docID, rev: revID)
+    }
+
+    /// The peer sent or offered revision `rev` of `docID`: it has it.
+    func record(docID: String, rev revID: RevID) {
         state.withLock { state in
             if state.latest.updateValue(revID, forKey: docID) == nil {
                 state.order.append(docID)

@@ -154,6 +154,8 @@ final class RevisionReceiver: Sendable {
             }
             return entry
         }
+        // The peer has what it offers: our feed need not offer it back.
+        for entry in entries where !entry.lostAccess { peerHas.record(docID: entry.docID, rev: entry.revID) }
         let wanted: [[RevID]?]
         if entries.contains(where: \.lostAccess) {
             wanted = try await missingSkippingLost(entries)
@@ -240,6 +242,7 @@ final class RevisionReceiver: Sendable {
             else { throw ReplicationMessages.error(400, "malformed proposeChanges entry \(item)") }
             let parent = fields.count > 2 ? fields[2].stringValue.flatMap(RevID.init) : nil
             proposals.append((docID, rev, parent))
+            peerHas.record(docID: docID, rev: rev)
         }
         var answers: [JSON]
         if noConflicts {
