@@ -13,8 +13,8 @@ import Synchronization
 final class PeerRevisions: Sendable {
     private struct State {
         var latest: [String: RevID] = [:]
-        /// Documents in the order they were last recorded, oldest first (may hold stale
-        /// entries for documents recorded again; `latest` is the truth).
+        /// The documents of `latest` from `head` on, in the order they were first
+        /// recorded (a document recorded again keeps its place): the oldest go first.
         var order: [String] = []
         var head = 0
     }
