@@ -182,7 +182,11 @@ extension ShoalNode: ReplicationController {
     private func saveStoredReplications() {
         let snapshot = storedReplications.withLock { $0 }
         let json = JSON.object(snapshot.mapValues { .object($0) })
-        try? Data(json.canonicalBytes()).write(to: URL(fileURLWithPath: storedReplicationsPath), options: .atomic)
+        do {
+            try Data(json.canonicalBytes()).write(to: URL(fileURLWithPath: storedReplicationsPath), options: .atomic)
+        } catch {
+            logger.error("replications not saved for the next start: \(error)")
+        }
     }
 
     /// Restarts the replications created through the admin API before the last stop.
