@@ -46,7 +46,7 @@ final class ChangesSender: Sendable {
     private let lastChannels = Mutex<Set<String>?>(nil)
     /// The channels the peer lost after a sequence (see `PeerAccess.lostChannels`).
     private let lostChannels: (@Sendable (UInt64) async throws -> Set<String>)?
-    /// Revisions the peer sent over this connection: not offered back to it.
+    /// Revisions the peer offered over this connection: not offered back to it.
     private let peerHas: PeerRevisions?
 
     /// A document offered as "access lost" (Sync Gateway 3's flags) instead of its leaves.
@@ -295,7 +295,7 @@ final class ChangesSender: Sendable {
     /// All leaves, not only those newer than some sequence: the feed lists a
     /// document once, at its latest change, so a branch stored earlier may never
     /// have been offered. The peer answers "have it" for the ones it knows; those it
-    /// sent us itself over this connection (`PeerRevisions`) are not offered at all.
+    /// offered us itself over this connection (`PeerRevisions`) are not offered at all.
     private func makeBatch(_ listings: [DocumentListing], lost: [LostAccess?]) -> Batch {
         var batch = Batch(entries: [], indices: [], pages: [])
         tracker.withLock { tracker in
@@ -308,7 +308,7 @@ final class ChangesSender: Sendable {
                     continue
                 }
                 var offered = options.winnerOnly ? listing.tree.winner.map { [$0] } ?? [] : listing.tree.leaves
-                if let peerHas { offered.removeAll { peerHas.sent(docID: listing.docID, rev: $0) } }
+                if let peerHas { offered.removeAll { peerHas.has(docID: listing.docID, rev: $0) } }
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
                     let deleted = listing.tree.node(for: rev)?.deleted ?? false

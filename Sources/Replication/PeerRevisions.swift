@@ -1,14 +1,14 @@
 import DocumentModel
 import Synchronization
 
-/// The revisions the peer of one connection sent or offered us, recently: it has them,
+/// The revisions the peer of one connection offered us, recently: it has them,
 /// so the session's changes feed does not offer them back over the same connection (echo
 /// suppression). In a mesh every node would otherwise offer each revision back to the
 /// peer it came from, a `changes` round trip per revision and link for nothing.
 ///
 /// Scoped to one connection on purpose: a peer that reconnects may have lost its data
 /// (wiped, restored from a backup) under the same node ID, and then needs everything
-/// offered again. Keyed by document (the latest revision received per document) and
+/// offered again. Keyed by document (the latest revision offered per document) and
 /// bounded: a document that falls out is offered as before and answered "have it".
 final class PeerRevisions: Sendable {
     private struct State {
@@ -26,13 +26,7 @@ final class PeerRevisions: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// The peer sent revision `rev` of `docID`.
-    func record(docID: String, rev: String) {
-        guard let revID = RevID(rev) else { return }
-        record(docID: docID, rev: revID)
-    }
-
-    /// The peer sent or offered revision `rev` of `docID`: it has it.
+    /// The peer offered revision `rev` of `docID` (`changes`, `proposeChanges`): it has it.
     func record(docID: String, rev revID: RevID) {
         state.withLock { state in
             if state.latest.updateValue(revID, forKey: docID) == nil {
@@ -49,8 +43,8 @@ final class PeerRevisions: Sendable {
         }
     }
 
-    /// True when the peer sent exactly this revision of `docID` (and it is still remembered).
-    func sent(docID: String, rev: RevID) -> Bool {
+    /// True when the peer offered exactly this revision of `docID` (and it is still remembered).
+    func has(docID: String, rev: RevID) -> Bool {
         state.withLock { $0.latest[docID] == rev }
     }
 

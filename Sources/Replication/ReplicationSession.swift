@@ -45,7 +45,7 @@ public final class ReplicationSession: Sendable {
         receiver = RevisionReceiver(
             store: store, connection: link, progress: progress, author: access.author, origin: access.origin,
             noConflicts: access.noConflicts,
-            provesAttachments: access.channels != nil, peerHas: PeerRevisions(), logger: logger)
+            provesAttachments: access.channels != nil, logger: logger)
         receiver.register()
         // A pull waiting to catch up is released when the connection goes.
         connection.onClose { [receiver] in receiver.endPull() }

@@ -12,8 +12,6 @@ extension RevisionReceiver {
     /// unparsed; one with attachments gets a task that fetches the missing ones first.
     /// The reply is sent only once the revision (and its attachments) is durably stored.
     func receiveRev(_ message: BLIPMessage, responder: BLIPResponder) {
-        // The peer has what it sends, whether or not we store it.
-        if let docID = message["id"], let rev = message["rev"] { peerHas.record(docID: docID, rev: rev) }
         // Canonical JSON escapes no ASCII letter, and any JSON encoder writes this
         // key as is; a body without these bytes has no `_attachments` property.
         guard message.body.containsSubsequence(Self.attachmentsKey) else {

@@ -21,8 +21,10 @@ final class RevisionReceiver: Sendable {
     /// (and that the revision's parent does not have) must be proven with
     /// `proveAttachment`, or naming a digest would be a way to read it.
     let provesAttachments: Bool
-    /// What the peer sent over this connection (its changes feed does not offer them back).
-    let peerHas: PeerRevisions
+    /// What the peer offered over this connection (`changes`, `proposeChanges`): it has
+    /// those, so this session's changes feed does not offer them back. Replicators offer
+    /// every `rev` before sending it, so `rev`s are not recorded again on the reader.
+    let peerHas = PeerRevisions()
     private let pull = Mutex<PullState?>(nil)
 
     /// What an active pull waits for: every wanted revision, in the peer's sequence order.
@@ -40,11 +42,9 @@ final class RevisionReceiver: Sendable {
 
     init(
         store: DocumentStore, connection: CollectionLink, progress: ReplicationProgress, author: (any Sendable)? = nil,
-        origin: RevisionOrigin = .peer(node: nil), noConflicts: Bool = false, provesAttachments: Bool = false,
-        peerHas: PeerRevisions = PeerRevisions(), logger: Logger
+        origin: RevisionOrigin = .peer(node: nil), noConflicts: Bool = false, provesAttachments: Bool = false, logger: Logger
     ) {
         self.provesAttachments = provesAttachments
-        self.peerHas = peerHas
         self.store = store
         self.connection = connection
         self.progress = progress

@@ -4,33 +4,32 @@ import Testing
 import TestSupport
 @testable import Replication
 
-/// Echo suppression: what a peer sent over a connection is not offered back to it
+/// Echo suppression: what a peer offered over a connection is not offered back to it
 /// over that connection, and everything else still is.
 @Suite struct PeerRevisionsTests {
     @Test func remembersTheLatestRevisionPerDocument() throws {
         let revisions = PeerRevisions()
-        revisions.record(docID: "a", rev: "1-aa")
-        #expect(revisions.sent(docID: "a", rev: try #require(RevID("1-aa"))))
-        revisions.record(docID: "a", rev: "2-bb")
-        #expect(revisions.sent(docID: "a", rev: try #require(RevID("2-bb"))))
-        #expect(!revisions.sent(docID: "a", rev: try #require(RevID("1-aa"))))
-        #expect(!revisions.sent(docID: "b", rev: try #require(RevID("2-bb"))))
-        // Garbage from the wire is ignored.
-        revisions.record(docID: "c", rev: "not a rev")
+        let (first, second) = (try #require(RevID("1-aa")), try #require(RevID("2-bb")))
+        revisions.record(docID: "a", rev: first)
+        #expect(revisions.has(docID: "a", rev: first))
+        revisions.record(docID: "a", rev: second)
+        #expect(revisions.has(docID: "a", rev: second))
+        #expect(!revisions.has(docID: "a", rev: first))
+        #expect(!revisions.has(docID: "b", rev: second))
         #expect(revisions.count == 1)
     }
 
     @Test func isBoundedOldestFirst() throws {
         let revisions = PeerRevisions(capacity: 3)
-        for index in 0..<10 { revisions.record(docID: "d\(index)", rev: "1-aa") }
-        #expect(revisions.count == 3)
         let rev = try #require(RevID("1-aa"))
-        #expect((0..<7).allSatisfy { !revisions.sent(docID: "d\($0)", rev: rev) })
-        #expect((7..<10).allSatisfy { revisions.sent(docID: "d\($0)", rev: rev) })
-        // Recording a remembered document again keeps it and evicts no other.
-        revisions.record(docID: "d8", rev: "2-bb")
+        for index in 0..<10 { revisions.record(docID: "d\(index)", rev: rev) }
         #expect(revisions.count == 3)
-        for index in 10..<10_000 { revisions.record(docID: "d\(index)", rev: "1-aa") }
+        #expect((0..<7).allSatisfy { !revisions.has(docID: "d\($0)", rev: rev) })
+        #expect((7..<10).allSatisfy { revisions.has(docID: "d\($0)", rev: rev) })
+        // Recording a remembered document again keeps it and evicts no other.
+        revisions.record(docID: "d8", rev: try #require(RevID("2-bb")))
+        #expect(revisions.count == 3)
+        for index in 10..<10_000 { revisions.record(docID: "d\(index)", rev: rev) }
         #expect(revisions.count == 3)
     }
 

