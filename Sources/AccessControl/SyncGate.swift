@@ -29,7 +29,7 @@ public struct SyncGate: RevisionGate {
     public func evaluate(_ revision: GateRevision, author: (any Sendable)?) throws(StoreError) -> RevisionAccess {
         guard let function else {
             // The default function: `channel(doc.channels)`; a deletion has no properties.
-            let value = revision.body["channels"] ?? .null
+            let value = revision.object["channels"] ?? .null
             return RevisionAccess(channels: Set(ChannelSet.strings(value).filter(ChannelSet.isValidChannelName)))
         }
         let (doc, oldDoc) = Self.arguments(revision)

@@ -15,12 +15,12 @@ extension DocumentStore {
 
     /// Runs the gate on a new revision (before anything of it is written).
     static func evaluateGate(
-        _ context: WriteContext, docID: String, revID: RevID, body: [String: JSON], deleted: Bool,
+        _ context: WriteContext, docID: String, revID: RevID, body: ObjectBody, deleted: Bool,
         parentBody: [String: JSON]?, parentDeleted: Bool
     ) throws(StoreError) -> RevisionAccess? {
         guard let gate = context.gate else { return nil }
         return try gate.evaluate(
-            GateRevision(docID: docID, revID: revID, body: body, deleted: deleted, parentBody: parentBody, parentDeleted: parentDeleted),
+            GateRevision(docID: docID, revID: revID, object: body, deleted: deleted, parentBody: parentBody, parentDeleted: parentDeleted),
             author: context.author)
     }
 

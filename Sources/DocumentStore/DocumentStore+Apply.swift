@@ -16,7 +16,7 @@ extension DocumentStore {
         let sequence = counters.lastSequence + 1
 
         let revID: RevID
-        let body: [String: JSON]
+        let body: ObjectBody
         var encoded: [UInt8]?
         /// The parent, its body and deleted flag, for the gate.
         var parentRev: RevID?
@@ -31,13 +31,13 @@ extension DocumentStore {
             parentDeleted = parent.flatMap { tree.node(for: $0)?.deleted } ?? false
             let parentAttachments = parentBody.map { AttachmentInfo.parse($0["_attachments"]) } ?? [:]
             body = try resolveBody(update, generation: generation, ancestors: [parentAttachments], blobs: context.blobs)
-            let bytes = try update.encoded ?? encode(body, maxSize: context.maxSize)
+            let bytes = try update.encoded ?? encode(body.properties, maxSize: context.maxSize)
             encoded = bytes
             if let precomputed = update.editRevision, parent == requestedParent {
                 revID = precomputed
             } else {
                 // Without attachments the stored form is exactly what the digest covers.
-                let digestBody = body["_attachments"] == nil ? bytes : RevisionBody.digestBody(body)
+                let digestBody = body["_attachments"] == nil ? bytes : RevisionBody.digestBody(body.properties)
                 revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: digestBody)
             }
             do {
@@ -73,7 +73,7 @@ extension DocumentStore {
                 // Known placeholder without a body (an ancestor we learned from a history):
                 // store the body now; no new sequence.
                 tree.setHasBody(revID, true)
-                let bytes = try encode(body, maxSize: context.maxSize)
+                let bytes = try update.encoded ?? encode(body.properties, maxSize: context.maxSize)
                 try storeBody(db, existing: existing!, tree: tree, rev: revID, bytes: bytes, sequence: existing!.sequence)
                 return WriteResult(docID: update.docID, revID: revID, sequence: nil)
             }
@@ -84,7 +84,8 @@ extension DocumentStore {
             }
         }
 
-        let bytes = try encoded ?? encode(body, maxSize: context.maxSize)
+        // Without attachments the body is the update's properties: `update.encoded`.
+        let bytes = try encoded ?? update.encoded ?? encode(body.properties, maxSize: context.maxSize)
         let access = try gateAccess(
             context, update: update, revID: revID, body: body, parent: parentRev, parentBody: parentBody,
             parentDeleted: parentDeleted)
@@ -193,9 +194,9 @@ extension DocumentStore {
     /// The stored body: user properties plus resolved `_attachments`.
     private static func resolveBody(
         _ update: PreparedUpdate, generation: Int, ancestors: [[String: AttachmentInfo]], blobs: BlobStore
-    ) throws -> [String: JSON] {
-        var body = update.properties
-        guard !update.attachments.isEmpty else { return body }
+    ) throws -> ObjectBody {
+        guard !update.attachments.isEmpty else { return update.properties }
+        var body = update.properties.properties
         var resolved: [String: JSON] = [:]
         for (name, pending) in update.attachments {
             switch pending {
@@ -225,7 +226,7 @@ extension DocumentStore {
             }
         }
         body["_attachments"] = .object(resolved)
-        return body
+        return ObjectBody(body)
     }
 
     private static func encode(_ body: [String: JSON], maxSize: Int) throws -> [UInt8] {

@@ -45,7 +45,7 @@ extension DocumentStore {
             guard case .success(let update) = prepared[candidate.index] else { continue }
             let parent = candidate.parent.flatMap { parents["\(update.docID)\u{0}\($0)"] }
             revisions.append(GateRevision(
-                docID: update.docID, revID: candidate.revID, body: update.properties, deleted: update.deleted,
+                docID: update.docID, revID: candidate.revID, object: update.properties, deleted: update.deleted,
                 parentBody: parent?.body, parentDeleted: parent?.deleted ?? false))
         }
         let results = await gate.evaluate(batch: revisions, author: author)
@@ -75,7 +75,7 @@ extension DocumentStore {
     /// computed before the transaction when it was computed for that parent, else a
     /// fresh evaluation.
     static func gateAccess(
-        _ context: WriteContext, update: PreparedUpdate, revID: RevID, body: [String: JSON],
+        _ context: WriteContext, update: PreparedUpdate, revID: RevID, body: ObjectBody,
         parent: RevID?, parentBody: [String: JSON]?, parentDeleted: Bool
     ) throws(StoreError) -> RevisionAccess? {
         guard context.gate != nil else { return nil }

@@ -110,7 +110,8 @@ extension DocumentStore {
     /// edit, its revision ID given the requested parent) are computed up front.
     struct PreparedUpdate: Sendable {
         let docID: String
-        var properties: [String: JSON]
+        /// User properties (no `_attachments`), possibly still as canonical bytes.
+        var properties: ObjectBody
         let attachments: [String: PendingAttachment]
         let deleted: Bool
         let mode: DocumentUpdate.Mode
@@ -164,6 +165,10 @@ extension DocumentStore {
         guard DocumentStore.isValidDocID(update.docID) else {
             throw .badRequest("Invalid doc ID")
         }
+        if let bytes = update.object.canonicalBytes, !update.object.hasUnderscoreKey {
+            // Arrived canonical (a replicated body): stored as is, never parsed here.
+            return try prepareCanonical(update, bytes: bytes)
+        }
         var properties = update.body
         for key in properties.keys where key.hasPrefix("_") && key != "_attachments" {
             throw .badRequest("user defined top level properties beginning with '_' are not allowed in document body: \(key)")
@@ -180,7 +185,7 @@ extension DocumentStore {
             throw .badRequest("Bad _revisions")
         }
         var prepared = PreparedUpdate(
-            docID: update.docID, properties: properties, attachments: attachments,
+            docID: update.docID, properties: ObjectBody(properties), attachments: attachments,
             deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts)
         if attachments.isEmpty {
             let bytes: [UInt8]
@@ -190,15 +195,32 @@ extension DocumentStore {
             } else {
                 bytes = JSON.object(properties).canonicalBytes()
             }
-            if bytes.count > configuration.maxDocumentSize {
-                throw StoreError(.tooLarge, reason: "Document exceeds the maximum size of \(configuration.maxDocumentSize) bytes")
-            }
-            prepared.encoded = bytes
-            if case .edit(let parent) = update.mode {
-                // Without attachments the stored form is exactly what the digest covers.
-                prepared.editRevision = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: bytes)
-            }
+            try setStoredForm(bytes, of: &prepared)
         }
+        return prepared
+    }
+
+    /// The stored bytes of an update without attachments, and, for an edit, its
+    /// revision ID: without attachments the stored form is exactly what the digest covers.
+    private func setStoredForm(_ bytes: [UInt8], of prepared: inout PreparedUpdate) throws(StoreError) {
+        if bytes.count > configuration.maxDocumentSize {
+            throw StoreError(.tooLarge, reason: "Document exceeds the maximum size of \(configuration.maxDocumentSize) bytes")
+        }
+        prepared.encoded = bytes
+        if case .edit(let parent) = prepared.mode {
+            prepared.editRevision = RevID.compute(parent: parent, deleted: prepared.deleted, canonicalBody: bytes)
+        }
+    }
+
+    /// `prepare` for a body held as canonical bytes without `_` keys.
+    private func prepareCanonical(_ update: DocumentUpdate, bytes: [UInt8]) throws(StoreError) -> PreparedUpdate {
+        if case .replicate(let history) = update.mode, history.isEmpty {
+            throw .badRequest("Bad _revisions")
+        }
+        var prepared = PreparedUpdate(
+            docID: update.docID, properties: update.object, attachments: [:],
+            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts)
+        try setStoredForm(bytes, of: &prepared)
         return prepared
     }
 

@@ -71,7 +71,14 @@ public struct DocumentUpdate: Sendable {
     public var docID: String
     /// User properties, optionally with `_attachments` (entries with inline base64
     /// `data`, with `stub: true`, or already-resolved metadata with a `digest`).
-    public var body: [String: JSON]
+    /// Parsed from `object` on every read when that holds canonical bytes.
+    public var body: [String: JSON] {
+        get { object.properties }
+        set { object = ObjectBody(newValue) }
+    }
+    /// `body`, possibly held as the canonical bytes it arrived in: such a body is
+    /// stored as is and never parsed on the way (its keys must not start with `_`).
+    public var object: ObjectBody
     public var deleted: Bool
     public var mode: Mode
     /// `body`'s canonical JSON when the caller already holds it (a replicated body that
@@ -90,10 +97,20 @@ public struct DocumentUpdate: Sendable {
         noConflicts: Bool = false
     ) {
         self.docID = docID
-        self.body = body
+        self.object = ObjectBody(body)
         self.deleted = deleted
         self.mode = mode
         self.canonicalBody = canonicalBody
+        self.noConflicts = noConflicts
+    }
+
+    /// An update whose body is held as canonical bytes (see `ObjectBody(canonical:)`).
+    public init(docID: String, object: ObjectBody, deleted: Bool = false, mode: Mode, noConflicts: Bool = false) {
+        self.docID = docID
+        self.object = object
+        self.deleted = deleted
+        self.mode = mode
+        self.canonicalBody = nil
         self.noConflicts = noConflicts
     }
 }

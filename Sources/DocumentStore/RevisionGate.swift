@@ -36,8 +36,11 @@ extension RevisionGate {
 public struct GateRevision: Sendable {
     public let docID: String
     public let revID: RevID
-    /// The body as stored: user properties and `_attachments` (no other `_` keys).
-    public let body: [String: JSON]
+    /// The body as stored: user properties and `_attachments` (no other `_` keys);
+    /// parsed on every read when held as canonical bytes: read `object` for one property.
+    public var body: [String: JSON] { object.properties }
+    /// The body, possibly held as canonical bytes.
+    public let object: ObjectBody
     public let deleted: Bool
     /// The parent revision's body (nil for a new document or when the parent's body
     /// is not stored here), and whether that parent is a tombstone.
@@ -45,9 +48,14 @@ public struct GateRevision: Sendable {
     public let parentDeleted: Bool
 
     public init(docID: String, revID: RevID, body: [String: JSON], deleted: Bool, parentBody: [String: JSON]?, parentDeleted: Bool) {
+        self.init(docID: docID, revID: revID, object: ObjectBody(body), deleted: deleted, parentBody: parentBody,
+                  parentDeleted: parentDeleted)
+    }
+
+    public init(docID: String, revID: RevID, object: ObjectBody, deleted: Bool, parentBody: [String: JSON]?, parentDeleted: Bool) {
         self.docID = docID
         self.revID = revID
-        self.body = body
+        self.object = object
         self.deleted = deleted
         self.parentBody = parentBody
         self.parentDeleted = parentDeleted

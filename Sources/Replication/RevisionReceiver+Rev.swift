@@ -56,6 +56,14 @@ extension RevisionReceiver {
 
     /// `noConflicts`: the update is refused (409) if it would start a branch.
     static func parseRev(_ message: BLIPMessage, noConflicts: Bool = false) throws(BLIPError) -> DocumentUpdate {
+        // The common case: a canonical body without `_` keys (as Shoal and Couchbase
+        // Lite send them) is validated, not parsed, and stored as received.
+        if let docID = message["id"], let revString = message["rev"],
+           let object = ObjectBody(canonical: message.body), !object.hasUnderscoreKey {
+            return DocumentUpdate(
+                docID: docID, object: object, deleted: deletedProperty(message),
+                mode: .replicate(history: try history(message, rev: revString)), noConflicts: noConflicts)
+        }
         let (parsed, isCanonical) = try ReplicationMessages.parseJSONBodyReportingCanonical(message)
         guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
             throw ReplicationMessages.error(400, "rev body must be a JSON object")
@@ -63,7 +71,23 @@ extension RevisionReceiver {
         guard let docID = message["id"] ?? body["_id"]?.stringValue else {
             throw ReplicationMessages.error(400, "rev without a document ID")
         }
-        guard let revString = message["rev"] ?? body["_rev"]?.stringValue, let rev = RevID(revString) else {
+        guard let revString = message["rev"] ?? body["_rev"]?.stringValue else {
+            throw ReplicationMessages.error(400, "rev without a valid revision ID")
+        }
+        let history = try history(message, rev: revString)
+        let deleted = deletedProperty(message) || body["_deleted"]?.boolValue == true
+        // A body that arrived canonical (as Shoal sends them) is stored as received,
+        // unless metadata keys are taken out of it.
+        var storesAsReceived = isCanonical && !message.body.isEmpty && body["_attachments"] == nil
+        for key in metadataKeys where body.removeValue(forKey: key) != nil { storesAsReceived = false }
+        return DocumentUpdate(
+            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history),
+            canonicalBody: storesAsReceived ? message.body : nil, noConflicts: noConflicts)
+    }
+
+    /// The revision and its ancestors, newest first: `rev`, then the `history` property.
+    private static func history(_ message: BLIPMessage, rev revString: String) throws(BLIPError) -> [RevID] {
+        guard let rev = RevID(revString) else {
             throw ReplicationMessages.error(400, "rev without a valid revision ID")
         }
         var history = [rev]
@@ -75,15 +99,12 @@ extension RevisionReceiver {
                 history.append(parent)
             }
         }
-        let deletedProperty = message["deleted"].map { $0 == "1" || $0 == "true" } ?? false
-        let deleted = deletedProperty || body["_deleted"]?.boolValue == true
-        // A body that arrived canonical (as Shoal sends them) is stored as received,
-        // unless metadata keys are taken out of it.
-        var storesAsReceived = isCanonical && !message.body.isEmpty && body["_attachments"] == nil
-        for key in metadataKeys where body.removeValue(forKey: key) != nil { storesAsReceived = false }
-        return DocumentUpdate(
-            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history),
-            canonicalBody: storesAsReceived ? message.body : nil, noConflicts: noConflicts)
+        return history
+    }
+
+    /// The `deleted` property (`1` or `true`).
+    private static func deletedProperty(_ message: BLIPMessage) -> Bool {
+        message["deleted"].map { $0 == "1" || $0 == "true" } ?? false
     }
 
     /// Fetches (and verifies) every attachment the body names that is not stored yet.

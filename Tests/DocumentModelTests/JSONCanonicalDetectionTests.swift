@@ -51,16 +51,7 @@ import TestSupport
             let canonical = RandomJSON.value(&rng).canonicalBytes()
             checkSound(canonical)
             if (try? JSON.parseReportingCanonical(canonical))?.isCanonical == true { reportedCanonical += 1 }
-            var bytes = canonical
-            for _ in 0..<rng.int(1...3) where !bytes.isEmpty {
-                let i = rng.int(0...(bytes.count - 1))
-                switch rng.int(0...2) {
-                case 0: bytes[i] = Array("0123456789 .-eE\"\\,:{}[]aZ".utf8).randomElement(using: &rng)!
-                case 1: bytes.insert(Array(" 0.-e\\\"".utf8).randomElement(using: &rng)!, at: i)
-                default: bytes.remove(at: i)
-                }
-            }
-            checkSound(bytes)
+            checkSound(RandomJSON.mutated(canonical, &rng))
         }
         // Most canonical encodings are recognized (those with escapes are not).
         #expect(reportedCanonical > 1000)

@@ -30,6 +30,21 @@ enum RandomJSON {
         return e < 0 ? 1 / r : r
     }
 
+    /// `bytes` with one to three bytes replaced, inserted or removed (JSON
+    /// punctuation, digits, whitespace, a backslash, a stray UTF-8 continuation byte).
+    static func mutated(_ bytes: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
+        var bytes = bytes
+        for _ in 0..<rng.int(1...3) where !bytes.isEmpty {
+            let i = rng.int(0...(bytes.count - 1))
+            switch rng.int(0...2) {
+            case 0: bytes[i] = Array("0123456789 .-eE\"\\,:{}[]aZ".utf8).randomElement(using: &rng)!
+            case 1: bytes.insert((Array(" 0.-e\\\"".utf8) + [0x80]).randomElement(using: &rng)!, at: i)
+            default: bytes.remove(at: i)
+            }
+        }
+        return bytes
+    }
+
     static func value(_ rng: inout SplitMix64, depth: Int = 0) -> JSON {
         let choice = depth > 4 ? rng.int(0...4) : rng.int(0...6)
         switch choice {
