@@ -91,7 +91,10 @@ extension JSONParser {
             guard pos < count, buf[pos] == UInt8(ascii: "\"") else { throw Self.notCanonical }
             let (key, ascii) = try scanString()
             guard ascii else { throw Self.notCanonical }
-            if let previousKey, !precedes(previousKey, key) { throw Self.notCanonical }
+            if let previousKey, !CanonicalJSONWriter.bytesPrecede(
+                UnsafeBufferPointer(rebasing: buf[previousKey]), UnsafeBufferPointer(rebasing: buf[key])) {
+                throw Self.notCanonical
+            }
             previousKey = key
             guard pos < count, buf[pos] == UInt8(ascii: ":") else { throw Self.notCanonical }
             pos += 1
@@ -127,18 +130,5 @@ extension JSONParser {
         guard b == closing else { throw Self.notCanonical }
         depth -= 1
         return true
-    }
-
-    /// Whether the bytes of `a` come strictly before those of `b` (UTF-8 byte order,
-    /// a prefix first), as the canonical writer sorts keys.
-    private func precedes(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
-        var i = a.lowerBound
-        var j = b.lowerBound
-        while i < a.upperBound && j < b.upperBound {
-            if buf[i] != buf[j] { return buf[i] < buf[j] }
-            i += 1
-            j += 1
-        }
-        return i == a.upperBound && j < b.upperBound
     }
 }

@@ -44,19 +44,6 @@ public struct ObjectBody: Sendable {
         return nil
     }
 
-    /// Whether the body is held as bytes (not parsed).
-    public var isCanonicalBytes: Bool { canonicalBytes != nil }
-
-    /// The top-level keys.
-    public var keys: [String] {
-        switch storage {
-        case .parsed(let properties):
-            return Array(properties.keys)
-        case .canonical(let bytes, let members):
-            return members.map { String(decoding: bytes[$0.key], as: UTF8.self) }
-        }
-    }
-
     /// Whether any top-level key starts with `_` (Couchbase metadata, reserved).
     public var hasUnderscoreKey: Bool {
         switch storage {
@@ -81,14 +68,6 @@ public struct ObjectBody: Sendable {
                 }
                 return nil
             }
-        }
-    }
-
-    /// Whether there are no properties.
-    public var isEmpty: Bool {
-        switch storage {
-        case .parsed(let properties): return properties.isEmpty
-        case .canonical(_, let members): return members.isEmpty
         }
     }
 }

@@ -188,14 +188,7 @@ extension DocumentStore {
             docID: update.docID, properties: ObjectBody(properties), attachments: attachments,
             deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts)
         if attachments.isEmpty {
-            let bytes: [UInt8]
-            if let canonical = update.canonicalBody, attachmentsJSON == nil {
-                assert(canonical == JSON.object(properties).canonicalBytes(), "canonicalBody is not the body's canonical JSON")
-                bytes = canonical
-            } else {
-                bytes = JSON.object(properties).canonicalBytes()
-            }
-            try setStoredForm(bytes, of: &prepared)
+            try setStoredForm(JSON.object(properties).canonicalBytes(), of: &prepared)
         }
         return prepared
     }

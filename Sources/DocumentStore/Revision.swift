@@ -77,15 +77,11 @@ public struct DocumentUpdate: Sendable {
         set { object = ObjectBody(newValue) }
     }
     /// `body`, possibly held as the canonical bytes it arrived in: such a body is
-    /// stored as is and never parsed on the way (its keys must not start with `_`).
+    /// stored as is and never parsed on the way (unless a key starts with `_`, which
+    /// the store refuses as for a parsed body).
     public var object: ObjectBody
     public var deleted: Bool
     public var mode: Mode
-    /// `body`'s canonical JSON when the caller already holds it (a replicated body that
-    /// arrived canonical, see `JSON.parseReportingCanonical`): stored as is instead of
-    /// encoding `body` again. Only for a body without `_attachments`; it must be exactly
-    /// `JSON.object(body).canonicalBytes()` (checked in debug builds).
-    public var canonicalBody: [UInt8]?
     /// Sync Gateway's no-conflicts mode for a replicated revision (a Couchbase Lite
     /// client's push): refused with `409` when it would start a branch, i.e. when the
     /// nearest ancestor in its history that the store holds is not the current winner
@@ -93,14 +89,12 @@ public struct DocumentUpdate: Sendable {
     public var noConflicts: Bool
 
     public init(
-        docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode, canonicalBody: [UInt8]? = nil,
-        noConflicts: Bool = false
+        docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode, noConflicts: Bool = false
     ) {
         self.docID = docID
         self.object = ObjectBody(body)
         self.deleted = deleted
         self.mode = mode
-        self.canonicalBody = canonicalBody
         self.noConflicts = noConflicts
     }
 
@@ -110,7 +104,6 @@ public struct DocumentUpdate: Sendable {
         self.object = object
         self.deleted = deleted
         self.mode = mode
-        self.canonicalBody = nil
         self.noConflicts = noConflicts
     }
 }

@@ -91,15 +91,9 @@ enum ReplicationMessages {
     }
 
     static func parseJSONBody(_ message: BLIPMessage) throws(BLIPError) -> JSON {
-        try parseJSONBodyReportingCanonical(message).json
-    }
-
-    /// `parseJSONBody`, also telling whether the body's bytes are its canonical JSON.
-    static func parseJSONBodyReportingCanonical(_ message: BLIPMessage) throws(BLIPError) -> (json: JSON, isCanonical: Bool) {
-        guard !message.body.isEmpty else { return (.null, false) }
+        guard !message.body.isEmpty else { return .null }
         do {
-            let (json, isCanonical) = try JSON.parseReportingCanonical(message.body)
-            return (json, isCanonical)
+            return try JSON.parse(message.body)
         } catch {
             throw BLIPError(domain: httpDomain, code: 400, message: "Invalid JSON body: \(error)")
         }

@@ -64,7 +64,7 @@ extension RevisionReceiver {
                 docID: docID, object: object, deleted: deletedProperty(message),
                 mode: .replicate(history: try history(message, rev: revString)), noConflicts: noConflicts)
         }
-        let (parsed, isCanonical) = try ReplicationMessages.parseJSONBodyReportingCanonical(message)
+        let parsed = try ReplicationMessages.parseJSONBody(message)
         guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
             throw ReplicationMessages.error(400, "rev body must be a JSON object")
         }
@@ -76,13 +76,9 @@ extension RevisionReceiver {
         }
         let history = try history(message, rev: revString)
         let deleted = deletedProperty(message) || body["_deleted"]?.boolValue == true
-        // A body that arrived canonical (as Shoal sends them) is stored as received,
-        // unless metadata keys are taken out of it.
-        var storesAsReceived = isCanonical && !message.body.isEmpty && body["_attachments"] == nil
-        for key in metadataKeys where body.removeValue(forKey: key) != nil { storesAsReceived = false }
+        for key in metadataKeys { body.removeValue(forKey: key) }
         return DocumentUpdate(
-            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history),
-            canonicalBody: storesAsReceived ? message.body : nil, noConflicts: noConflicts)
+            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history), noConflicts: noConflicts)
     }
 
     /// The revision and its ancestors, newest first: `rev`, then the `history` property.

@@ -17,7 +17,6 @@ import TestSupport
         }
         #expect(JSON.object(object).canonicalBytes() == bytes)
         #expect(body.properties == object)
-        #expect(Set(body.keys) == Set(object.keys))
         for key in object.keys { #expect(body[key] == object[key]) }
         #expect(body.hasUnderscoreKey == object.keys.contains { $0.hasPrefix("_") })
     }
@@ -58,15 +57,15 @@ import TestSupport
     @Test func singlePropertiesComeFromTheBytes() throws {
         let text = #"{"_x":true,"channels":["a","b"],"n":12,"nested":{"k":[1,{"z":null}]}}"#
         let body = try #require(ObjectBody(canonical: Array(text.utf8)))
-        #expect(body.isCanonicalBytes)
+        #expect(body.canonicalBytes == Array(text.utf8))
         #expect(body["channels"] == ["a", "b"])
         #expect(body["n"] == 12)
         #expect(body["nested"] == ["k": [1, ["z": nil]]])
         #expect(body["missing"] == nil)
         #expect(body["chan"] == nil)
         #expect(body.hasUnderscoreKey)
-        #expect(body.keys == ["_x", "channels", "n", "nested"])
-        #expect(ObjectBody(["a": 1]).isCanonicalBytes == false)
+        #expect(body.properties.keys.sorted() == ["_x", "channels", "n", "nested"])
+        #expect(ObjectBody(["a": 1]).canonicalBytes == nil)
     }
 
     @Test func randomValuesAndMutationsAreSound() {
