@@ -21,11 +21,11 @@ extension DatabaseSecurity {
         if let authorization {
             guard authorization.utf8.count <= Self.maxAuthorizationLength else { throw Self.invalidLogin }
             guard let (name, password) = Self.basicCredentials(authorization) else { throw Self.invalidLogin }
-            guard let (user, stored) = try await storedUser(named: name), let hash = user.passwordHash,
+            guard let entry = try await userAccess(named: name), let hash = entry.user.passwordHash,
                   verify(user: name, password: password, hash: hash)
             else { throw Self.invalidLogin }
-            if user.disabled { throw Self.disabledUser }
-            return .user(try await access(for: user, stored: stored))
+            if entry.user.disabled { throw Self.disabledUser }
+            return .user(entry.access)
         }
         if let sessionID = cookie.flatMap(Self.sessionID(fromCookie:)) {
             let session: StoredSession?
@@ -35,14 +35,14 @@ extension DatabaseSecurity {
                 throw PrincipalError(error)
             }
             guard let session, session.expires > Date() else { throw PrincipalError(status: 401, reason: "Session expired") }
-            guard let (user, stored) = try await storedUser(named: session.user) else { throw Self.invalidLogin }
-            if user.disabled { throw Self.disabledUser }
-            return .user(try await access(for: user, stored: stored))
+            guard let entry = try await userAccess(named: session.user) else { throw Self.invalidLogin }
+            if entry.user.disabled { throw Self.disabledUser }
+            return .user(entry.access)
         }
-        guard let (guest, stored) = try await storedUser(named: User.guestName), !guest.disabled else {
+        guard let guest = try await userAccess(named: User.guestName), !guest.user.disabled else {
             throw PrincipalError(status: 401, reason: "Login required")
         }
-        return .user(try await access(for: guest, stored: stored))
+        return .user(guest.access)
     }
 
     static let invalidLogin = PrincipalError(status: 401, reason: "Invalid login")

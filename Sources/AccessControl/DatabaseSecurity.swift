@@ -29,6 +29,8 @@ public final class DatabaseSecurity: Sendable {
     /// Verified credentials: user name → (SHA-256 of the password, the hash it matched),
     /// so Basic authentication on every request does not run PBKDF2 every time.
     let verified = Mutex<[String: (digest: [UInt8], hash: String)]>([:])
+    /// Users' computed access by name (`DatabaseSecurity+AccessCache.swift`).
+    let accessCache = Mutex<[String: CachedAccess]>([:])
     /// The latest resync (`resyncStatus`).
     let resyncState = Mutex<ResyncStatus?>(nil)
 
@@ -136,9 +138,12 @@ public final class DatabaseSecurity: Sendable {
 
     // MARK: Effective access
 
-    /// The user's roles and channels with the sequences they count from.
+    /// The user's roles and channels with the sequences they count from (from the cache
+    /// while nothing changed, `DatabaseSecurity+AccessCache.swift`; a user changed
+    /// since `user` was read is computed as given).
     public func access(for user: User) async throws(PrincipalError) -> UserAccess {
-        try await access(for: user, stored: try await stored(.user, user.name))
+        if let entry = try await userAccess(named: user.name), entry.user == user { return entry.access }
+        return try await access(for: user, stored: try await stored(.user, user.name))
     }
 
     /// The user and its stored form (whose `seqs` say since when it has each grant).

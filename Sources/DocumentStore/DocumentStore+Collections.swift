@@ -19,11 +19,13 @@ extension DocumentStore {
                 db, sql: "SELECT id FROM collections WHERE scope = ? AND name = ?", arguments: [name.scope, name.name])
             {
                 try Self.createCollectionSchema(db, number: id)
+                try accessTracker.install(on: db, tableSets: [id])
                 return id
             }
             try db.execute(sql: "INSERT INTO collections(scope, name) VALUES (?, ?)", arguments: [name.scope, name.name])
             let id = Int(db.lastInsertedRowID)
             try Self.createCollectionSchema(db, number: id)
+            try accessTracker.install(on: db, tableSets: [id])
             return id
         }
         let store = try DocumentStore(collection: name, number: number, base: self)
@@ -57,6 +59,6 @@ extension DocumentStore {
 
     /// The table numbers of every collection of the file (0 first).
     static func allTableSets(_ db: Database) throws -> [Int] {
-        [0] + (try Int.fetchAll(db, sql: "SELECT id FROM collections ORDER BY id"))
+        [0] + (try Int.fetchAll(db.cachedStatement(sql: "SELECT id FROM collections ORDER BY id")))
     }
 }

@@ -98,6 +98,7 @@ extension DocumentStore {
             encryptedState.withLock { $0 = cipher != nil }
         }
         let pool = try Self.openPool(path: path, configuration: configuration, encrypted: isEncrypted)
+        try pool.writeWithoutTransaction { db in try accessTracker.install(on: db, tableSets: Self.allTableSets(db)) }
         writerBox.withLock { $0 = pool }
         readersBox.withLock { $0 = Self.inlineReaders(path: path, configuration, encrypted: isEncrypted) }
     }

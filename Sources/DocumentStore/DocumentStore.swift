@@ -31,6 +31,8 @@ public final class DocumentStore: Sendable {
     var inlineReaders: InlineReaders? { base?.inlineReaders ?? readersBox.withLock { $0 } }
     /// Every access runs shared; a rekey runs exclusive.
     let accessGate: StoreGate
+    /// Moves on with every commit that changes principals or grants (the database's).
+    let accessTracker: AccessGeneration
     let encryptedState: Mutex<Bool>
     let logger: Logger
     let notifier: ChangeNotifier
@@ -76,6 +78,9 @@ public final class DocumentStore: Sendable {
         encryptedState = Mutex(encrypted)
         readersBox = Mutex(configuration.databasePath.map { Self.inlineReaders(path: $0, configuration, encrypted: encrypted) })
         try Self.migrator.migrate(writer)
+        let tracker = AccessGeneration()
+        try writer.writeWithoutTransaction { db in try tracker.install(on: db, tableSets: Self.allTableSets(db)) }
+        accessTracker = tracker
         blobs = try BlobStore(
             directory: configuration.attachmentDirectory, syncToDisk: configuration.durability == .full)
         uuid = try writer.read { db in
@@ -101,6 +106,7 @@ public final class DocumentStore: Sendable {
         self.base = base
         tableSet = number
         accessGate = base.accessGate
+        accessTracker = base.accessTracker
         blobs = base.blobs
         writerBox = Mutex(base.writer)
         readersBox = Mutex(nil)
@@ -147,6 +153,11 @@ public final class DocumentStore: Sendable {
     /// The latest sequence whose transaction has committed: every change at or below
     /// it is visible to reads started from now on.
     public var committedSequence: UInt64 { notifier.latest }
+
+    /// How many committed transactions have changed the database's principals or grants
+    /// (any collection's) since the store opened (`AccessGeneration`): access computed
+    /// from them stays valid while this reads what it read before the computation.
+    public var accessGeneration: UInt64 { accessTracker.current }
 
     /// A stream of the latest sequence, yielded after every committed change. It
     /// first yields the current sequence.
