@@ -15,6 +15,8 @@
 //   mesh-fanout-8        8 processes, static peers, at most 4 links each: one `PUT` on node 1,
 //                        timed until all 7 others' changes feeds list it.
 //   idle-node            one idle process with one database: RSS and CPU per second.
+//   get-doc-admin, get-doc-public-basic   a read on the admin port against the same read
+//                        as a user on the public port (PublicRequests.swift).
 //
 // The release binary is built by the first benchmark that needs it
 // (`swift build -c release --product shoal` in the checkout).
@@ -278,4 +280,6 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(idleRSS, Int(node.rssMegabytes.rounded()))
         await node.stop()
     }
+
+    publicRequestBenchmarks()
 }
