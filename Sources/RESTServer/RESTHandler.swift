@@ -120,6 +120,12 @@ public struct RESTHandler: Sendable {
             guard let mesh else { throw HTTPFailure.notFound("no mesh") }
             return RESTResponse.json(mesh.meshStatus())
         }
+        if first == "_active_tasks" {
+            try allow(request, "GET,HEAD", request.isRead)
+            try request.requireAdmin("Active tasks are listed on the admin port")
+            guard let replications else { return RESTResponse.json(.array([])) }
+            return RESTResponse.json(ActiveTasks.list(databases: registry.databaseNames, controller: replications))
+        }
         if first == "_session" { return try await serverSession(request) }
         if first == "_admin" { return try await adminUI(request) }
         if first.hasPrefix("_") { throw HTTPFailure.notFound("Unknown URL") }
