@@ -55,6 +55,12 @@ extension ReplicationSession {
         return reply["rev"] ?? ""
     }
 
+    /// How often a continuous replication saves its checkpoint when it moved. Each
+    /// direction of each link wakes this often even when idle: at 500 ms (and the
+    /// replicator's state check at 200 ms) an idle node of an 8-node mesh spent
+    /// 4.6–5.5 ms of CPU per second, at 1 s 2.4–2.5 ms (alone: 2 ms).
+    static let checkpointInterval = Duration.seconds(1)
+
     /// Pushes local changes after `since`; calls `onCheckpoint` as delivery advances.
     /// One-shot: returns when everything up to now is delivered.
     func push(
@@ -77,7 +83,7 @@ extension ReplicationSession {
                 group.addTask {
                     var last = since
                     while !Task.isCancelled {
-                        try await Task.sleep(for: .milliseconds(500))
+                        try await Task.sleep(for: Self.checkpointInterval)
                         let delivered = sender.delivered
                         if delivered != last {
                             last = delivered
@@ -111,7 +117,7 @@ extension ReplicationSession {
         if continuous {
             var last = since
             while !Task.isCancelled && !connection.isClosed {
-                try await Task.sleep(for: .milliseconds(500))
+                try await Task.sleep(for: Self.checkpointInterval)
                 if let through = receiver.pulledThrough, through != last {
                     last = through
                     await onCheckpoint(through)

@@ -15,6 +15,7 @@
 //   mesh-fanout-8        8 processes, static peers, at most 4 links each: one `PUT` on node 1,
 //                        timed until all 7 others' changes feeds list it.
 //   idle-node            one idle process with one database: RSS and CPU per second.
+//   idle-mesh-8          the 8 processes of mesh-fanout-8, idle: mean RSS and CPU per second.
 //   get-doc-admin, get-doc-public-basic   a read on the admin port against the same read
 //                        as a user on the public port (PublicRequests.swift).
 //
@@ -279,6 +280,22 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(idleCPU, Int(((node.cpuSeconds - before) * 1000 / 5).rounded()))
         benchmark.measurement(idleRSS, Int(node.rssMegabytes.rounded()))
         await node.stop()
+    }
+
+    Benchmark("idle-mesh-8", configuration: .init(
+        metrics: [idleRSS, idleCPU], units: [idleRSS: .count, idleCPU: .count],
+        warmupIterations: 0, scalingFactor: .one, maxDuration: .seconds(60), maxIterations: 1
+    )) { benchmark in
+        // The mesh of `mesh-fanout-8`, idle: what each node's links cost when nothing
+        // happens (heartbeats, the replications' periodic checks).
+        let idle = try await Mesh(size: 8)
+        try await Task.sleep(for: .seconds(3))
+        let before = idle.nodes.map(\.cpuSeconds)
+        try await Task.sleep(for: .seconds(5))
+        let used = zip(idle.nodes, before).map { $0.cpuSeconds - $1 }
+        benchmark.measurement(idleCPU, Int((used.reduce(0, +) * 1000 / 5 / Double(used.count)).rounded()))
+        benchmark.measurement(idleRSS, Int((idle.nodes.map(\.rssMegabytes).reduce(0, +) / Double(idle.nodes.count)).rounded()))
+        await idle.stop()
     }
 
     publicRequestBenchmarks()
