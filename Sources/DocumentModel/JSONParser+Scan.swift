@@ -79,13 +79,7 @@ extension JSONParser {
     /// Skips an object whose keys are ASCII and strictly increasing, with no
     /// whitespace; with `top`, records each member's ranges.
     private mutating func scanObject(collecting members: inout [MemberRanges], top: Bool) throws(JSONError) {
-        try enterContainer()
-        guard pos < count else { throw .endOfInput(at: pos) }
-        if buf[pos] == UInt8(ascii: "}") {
-            pos += 1
-            depth -= 1
-            return
-        }
+        if try scanOpening(closing: UInt8(ascii: "}")) { return }
         var previousKey: Range<Int>? = nil
         while true {
             guard pos < count, buf[pos] == UInt8(ascii: "\"") else { throw Self.notCanonical }
@@ -107,17 +101,22 @@ extension JSONParser {
 
     /// Skips an array with no whitespace.
     private mutating func scanArray() throws(JSONError) {
-        try enterContainer()
-        guard pos < count else { throw .endOfInput(at: pos) }
-        if buf[pos] == UInt8(ascii: "]") {
-            pos += 1
-            depth -= 1
-            return
-        }
+        if try scanOpening(closing: UInt8(ascii: "]")) { return }
         while true {
             try scanValue()
             if try scanSeparator(closing: UInt8(ascii: "]")) { return }
         }
+    }
+
+    /// Enters a container (its opening byte at `pos`); true when it is empty, and then
+    /// already left past its closing byte.
+    private mutating func scanOpening(closing: UInt8) throws(JSONError) -> Bool {
+        try enterContainer()
+        guard pos < count else { throw .endOfInput(at: pos) }
+        guard buf[pos] == closing else { return false }
+        pos += 1
+        depth -= 1
+        return true
     }
 
     /// After a member or element: moves past a comma (false) or the container's

@@ -45,6 +45,7 @@ enum ActiveTasks {
             "docs_read": .int(read),
             "docs_written": .int(read),
             "doc_write_failures": .int(count("docs_failed_push") + count("docs_failed_pull")),
+            "started_on": status["started_on"] ?? .int(Int64(now.timeIntervalSince1970)),
             "updated_on": .int(Int64(now.timeIntervalSince1970)),
         ]
         if let error = status["error_message"] { task["error_message"] = error }

@@ -116,7 +116,8 @@ extension ReplicationConfiguration {
 }
 
 extension ReplicationStatus {
-    /// Sync Gateway's `_replicationStatus` fields.
+    /// Sync Gateway's `_replicationStatus` fields, and `started_on` (Unix seconds, as
+    /// CouchDB's `_active_tasks` gives it).
     public func json(id: String) -> JSON {
         var object: [String: JSON] = [
             "replication_id": .string(id),
@@ -128,6 +129,7 @@ extension ReplicationStatus {
             "docs_pulled": .int(Int64(docsPulled)),
             "docs_purged": .int(Int64(docsPurged)),
             "docs_failed_pull": .int(Int64(docsFailedPull)),
+            "started_on": .int(Int64(startedAt.timeIntervalSince1970)),
         ]
         if let lastError { object["error_message"] = .string(lastError) }
         return .object(object)

@@ -27,6 +27,9 @@ public struct ReplicationStatus: Sendable, Equatable {
     public var lastError: String?
     /// When `state` last changed between connected (`running`/`idle`) and not.
     public var stateSince: Date?
+    /// When the replication (or session) started: a replication started again gets
+    /// fresh counters and a new start.
+    public var startedAt = Date()
     /// The local sequence this replication has pushed through (its checkpoint), when it pushes.
     public var pushedThrough: UInt64?
 
