@@ -146,6 +146,7 @@ public enum BLIPWebSocket {
         let connection = BLIPConnection(transport: transport, configuration: configuration, logger: logger)
         // Handlers are in place before the reader starts.
         let session = prepare(connection)
+        let sessionReturned = AtomicFlag()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The reader pulls straight from the WebSocket (no hop through a buffer).
@@ -153,6 +154,7 @@ public enum BLIPWebSocket {
             }
             group.addTask {
                 try await session()
+                sessionReturned.value = true
                 if closeWhenSessionEnds { await connection.close() }
             }
             // The first failure (or the end of the connection) ends everything.
@@ -167,7 +169,15 @@ public enum BLIPWebSocket {
             }
             group.cancelAll()
         }
+        // The connection ended, even cleanly (a peer going away, or timing this side out
+        // with close code 1001), before the session was done: the session's work is not
+        // done either. Returning would tell a one-shot replication it had finished.
+        if !sessionReturned.value { throw sessionCutShort }
     }
+
+    /// What `run` throws when the connection ends before the session returned.
+    public static let sessionCutShort = BLIPError(
+        code: BLIPError.Code.connectionClosed, message: "connection closed before the session was done")
 
     /// How long a dial waits for the TCP connection (the SYN's answer) by default.
     public static let defaultConnectTimeout = Duration.seconds(10)

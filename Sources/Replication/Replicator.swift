@@ -100,7 +100,7 @@ public final class Replicator: Sendable {
 
     private func runLoop() async {
         var attempt = 0
-        let connected = Flag()
+        let connected = AtomicFlag()
         defer {
             done.withLock { $0 = true }
             resumeWaiters()
@@ -213,7 +213,9 @@ public final class Replicator: Sendable {
             throw error
         }
         await save()
-        if connection.isClosed && configuration.continuous { throw BLIPError.connectionClosed }
+        // A closed connection ends a one-shot push quietly (its feed stops sending), and
+        // a continuous run for good: either way it was not done, so it is tried again.
+        if connection.isClosed { throw BLIPError.connectionClosed }
     }
 
     /// Push and/or pull (and, when continuous, the idle/running monitor) until done.
@@ -286,15 +288,6 @@ public final class Replicator: Sendable {
         var merged = ReplicationSession.Checkpoint(local: min(mine.local, theirs.local))
         merged.remote = mine.remote == theirs.remote ? mine.remote : nil
         return (merged, remote.rev)
-    }
-}
-
-/// A thread-safe boolean.
-final class Flag: Sendable {
-    private let state = Mutex(false)
-    var value: Bool {
-        get { state.withLock { $0 } }
-        set { state.withLock { $0 = newValue } }
     }
 }
 

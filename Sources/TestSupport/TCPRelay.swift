@@ -8,19 +8,32 @@ import Synchronization
 /// network partition looks to both ends. Each connection is pumped by two
 /// threads of its own (blocking sockets), so the relay never depends on the
 /// event loops of the nodes it sits between.
+///
+/// It can also cut one direction alone: on the connections `muteClient` names, once
+/// the target has sent that many bytes, the client's bytes stop reaching the target
+/// while the target's still reach the client, as when a loaded client stops
+/// answering and the target times it out (and closes, cleanly, in its own time).
 public final class TCPRelay: Sendable {
     public let port: Int
     private let listener: Int32
     private let silent = Mutex(false)
     private let sockets = Mutex<Set<Int32>>([])
     private let closed = Mutex(false)
+    private let muteClient: @Sendable (Int) -> Int?
+    private let accepted = Mutex(0)
 
-    /// Starts relaying 127.0.0.1:`port` → 127.0.0.1:`target`.
-    public init(target: Int) throws {
+    /// Starts relaying 127.0.0.1:`port` → 127.0.0.1:`target`. `muteClient` maps the
+    /// number of a connection (from 1) to the bytes the target sends on it before the
+    /// client's bytes stop reaching the target (nil: never).
+    public init(target: Int, muteClient: @escaping @Sendable (Int) -> Int? = { _ in nil }) throws {
+        self.muteClient = muteClient
         (listener, port) = try LoopbackListener.open()
         let thread = Thread { [self] in acceptLoop(target: target) }
         thread.start()
     }
+
+    /// Connections accepted so far.
+    public var connectionCount: Int { accepted.withLock { $0 } }
 
     /// While true, nothing is delivered (connections stay open).
     public var isSilent: Bool {
@@ -47,18 +60,34 @@ public final class TCPRelay: Sendable {
                 continue
             }
             sockets.withLock { $0.formUnion([client, server]) }
-            for (from, to) in [(client, server), (server, client)] {
-                Thread { [self] in pump(from: from, to: to) }.start()
+            let number = accepted.withLock { count in
+                count += 1
+                return count
             }
+            // Bytes the target may still send before the client is muted (nil: never).
+            let budget = Mutex(muteClient(number))
+            Thread { [self] in
+                pump(from: client, to: server) { _ in budget.withLock { $0 } == 0 }
+            }.start()
+            Thread { [self] in
+                pump(from: server, to: client) { count in
+                    budget.withLock { left in
+                        if let remaining = left { left = max(0, remaining - count) }
+                    }
+                    return false
+                }
+            }.start()
         }
     }
 
-    private func pump(from: Int32, to: Int32) {
+    /// Forwards `from` → `to`; `drop(count)` (called with each chunk read) says
+    /// whether to drop that chunk.
+    private func pump(from: Int32, to: Int32, drop: (Int) -> Bool) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(from, $0.baseAddress, $0.count, 0) }
             if count <= 0 { break }
-            if isSilent { continue }
+            if isSilent || drop(count) { continue }
             var offset = 0
             while offset < count {
                 let written = buffer[offset..<count].withUnsafeBytes { send(to, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
