@@ -9,8 +9,10 @@ extension DatabaseEndpoint {
     /// response lists each one's `{"id","rev"}` or `{"id","error","reason","status"}`.
     func bulkDocs() async throws -> Response {
         try allow(request, "POST", request.method == .post)
-        let body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes)
-        guard let docs = body["docs"]?.arrayValue else { throw HTTPFailure.badRequest("Missing \"docs\" array") }
+        var body = try await request.jsonObjectBody(limit: configuration.maxRequestBytes)
+        guard case .array(var docs)? = body.removeValue(forKey: "docs") else {
+            throw HTTPFailure.badRequest("Missing \"docs\" array")
+        }
         let newEditsValue = body["new_edits"]
         guard newEditsValue == nil || newEditsValue?.boolValue != nil else {
             throw HTTPFailure.badRequest("new_edits must be a boolean")
@@ -18,15 +20,19 @@ extension DatabaseEndpoint {
         let newEdits = newEditsValue?.boolValue ?? true
         var slots: [Result<DocumentUpdate, HTTPFailure>] = []
         slots.reserveCapacity(docs.count)
-        for doc in docs {
-            slots.append(Result { () throws(HTTPFailure) -> DocumentUpdate in
-                guard var object = doc.objectValue else { throw .badRequest("Document must be a JSON object") }
-                let givenID = object.removeValue(forKey: "_id")
-                if givenID != nil && givenID?.stringValue == nil { throw .badRequest("Invalid _id: must be a string") }
-                if !newEdits && givenID == nil { throw .badRequest("new_edits=false requires _id") }
-                let id = givenID?.stringValue ?? DatabaseEndpoint.generateDocID()
-                return try DocumentUpdateParser.parse(object, docID: id, explicitRev: nil, newEdits: newEdits)
-            })
+        var ids: [String?] = []
+        ids.reserveCapacity(docs.count)
+        for index in docs.indices {
+            // Each document is moved out of the array: taking its `_id`, `_rev`… out then
+            // changes the only copy of its dictionary instead of copying it.
+            let doc = docs[index]
+            docs[index] = .null
+            ids.append(doc["_id"]?.stringValue)
+            do throws(HTTPFailure) {
+                slots.append(.success(try Self.bulkUpdate(consume doc, newEdits: newEdits)))
+            } catch {
+                slots.append(.failure(error))
+            }
         }
         let updates = slots.compactMap { try? $0.get() }
         let saved: [Result<WriteResult, StoreError>]
@@ -37,9 +43,9 @@ extension DatabaseEndpoint {
         }
         var savedIterator = saved.makeIterator()
         var results: [JSON] = []
-        results.reserveCapacity(docs.count)
+        results.reserveCapacity(slots.count)
         for (index, slot) in slots.enumerated() {
-            let id = docs[index]["_id"]?.stringValue
+            let id = ids[index]
             switch slot {
             case .failure(let failure):
                 results.append(Self.errorEntry(id: id, failure))
@@ -53,6 +59,16 @@ extension DatabaseEndpoint {
             }
         }
         return RESTResponse.json(.array(results), status: .created)
+    }
+
+    /// One document of a `_bulk_docs` request as an update (its ID generated if it has none).
+    static func bulkUpdate(_ doc: consuming JSON, newEdits: Bool) throws(HTTPFailure) -> DocumentUpdate {
+        guard case .object(let object) = consume doc else { throw .badRequest("Document must be a JSON object") }
+        let givenID = object["_id"]
+        if givenID != nil && givenID?.stringValue == nil { throw .badRequest("Invalid _id: must be a string") }
+        if !newEdits && givenID == nil { throw .badRequest("new_edits=false requires _id") }
+        let id = givenID?.stringValue ?? DatabaseEndpoint.generateDocID()
+        return try DocumentUpdateParser.parse(object, docID: id, explicitRev: nil, newEdits: newEdits)
     }
 
     static func errorEntry(id: String?, _ failure: HTTPFailure) -> JSON {

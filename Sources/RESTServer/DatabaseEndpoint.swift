@@ -88,9 +88,10 @@ enum DocumentUpdateParser {
     static let ignored: Set<String> = ["_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq", "_exp"]
 
     static func parse(
-        _ json: [String: JSON], docID: String, explicitRev: String?, newEdits: Bool
+        _ json: consuming [String: JSON], docID: String, explicitRev: String?, newEdits: Bool
     ) throws(HTTPFailure) -> DocumentUpdate {
-        var body = json
+        // Consumed: the caller's last copy is edited in place (no copy per document).
+        var body = consume json
         if let bodyID = body.removeValue(forKey: "_id") {
             guard bodyID.stringValue == docID else {
                 throw .badRequest("The document ID in the body does not match the URL")
