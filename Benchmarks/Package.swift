@@ -65,6 +65,7 @@ let package = Package(
                 "BenchmarkSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "DocumentModel", package: "Shoal"),
+                .product(name: "DocumentStore", package: "Shoal"),
             ],
             path: "Benchmarks/RevTreeOps",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -85,16 +85,24 @@ public struct RevID: Sendable, Hashable, Comparable, CustomStringConvertible, Lo
     /// (see `RevisionBody.digestBody`). Valid parent IDs are at most 139 bytes;
     /// a longer trusted ID has its length byte truncated to the low 8 bits.
     public static func compute(parent: RevID?, deleted: Bool, canonicalBody: [UInt8]) -> RevID {
-        var sha = SHA1()
+        compute(parent: parent, deleted: deleted, canonicalBody: canonicalBody, using: SHA1.self)
+    }
+
+    /// `compute(parent:deleted:canonicalBody:)` with another SHA-1 implementation (the
+    /// same digest, faster where the CPU has SHA instructions).
+    public static func compute<Hash: SHA1Hashing>(
+        parent: RevID?, deleted: Bool, canonicalBody: [UInt8], using _: Hash.Type
+    ) -> RevID {
+        var sha = Hash()
         if let parent {
-            let text = parent.description
+            var text = parent.description
             sha.update(byte: UInt8(truncatingIfNeeded: text.utf8.count))
-            sha.update(text.utf8)
+            text.withUTF8 { sha.update(UnsafeRawBufferPointer($0)) }
         } else {
             sha.update(byte: 0)
         }
         sha.update(byte: deleted ? 1 : 0)
-        sha.update(canonicalBody)
+        canonicalBody.withUnsafeBytes { sha.update($0) }
         return RevID(generation: (parent?.generation ?? 0) + 1, digest: Digests.hex(sha.finalize()))
     }
 }

@@ -51,11 +51,6 @@ public struct SHA1: Sendable {
         }
     }
 
-    /// Feeds one byte into the hash.
-    public mutating func update(byte: UInt8) {
-        withUnsafeBytes(of: byte) { update($0) }
-    }
-
     /// Feeds bytes into the hash; contiguous collections take the fast path.
     public mutating func update(_ bytes: some Sequence<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }

@@ -202,7 +202,7 @@ public final class BlobWriter {
     private let store: BlobStore
     private let temporary: String
     private let handle: FileHandle
-    private var sha = SHA1()
+    private var sha = CryptoSHA1()
     private var sealer: BlobCipher.Sealer?
     public private(set) var length = 0
     private var finished = false

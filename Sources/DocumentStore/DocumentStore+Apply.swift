@@ -38,7 +38,7 @@ extension DocumentStore {
             } else {
                 // Without attachments the stored form is exactly what the digest covers.
                 let digestBody = body["_attachments"] == nil ? bytes : RevisionBody.digestBody(body.properties)
-                revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: digestBody)
+                revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: digestBody, using: CryptoSHA1.self)
             }
             do {
                 try tree.insert(revID, parent: parent, deleted: update.deleted, hasBody: true, sequence: sequence)

@@ -65,7 +65,8 @@ extension DocumentStore {
         }
         if node.hasBody { return }
         let expected = RevID.compute(
-            parent: tree.parent(of: rev), deleted: node.deleted, canonicalBody: RevisionBody.digestBody(body))
+            parent: tree.parent(of: rev), deleted: node.deleted, canonicalBody: RevisionBody.digestBody(body),
+            using: CryptoSHA1.self)
         guard expected == rev else {
             throw StoreError.badRequest("the body offered for \(docID) \(rev) does not match its revision ID")
         }

@@ -201,7 +201,7 @@ extension DocumentStore {
         }
         prepared.encoded = bytes
         if case .edit(let parent) = prepared.mode {
-            prepared.editRevision = RevID.compute(parent: parent, deleted: prepared.deleted, canonicalBody: bytes)
+            prepared.editRevision = RevID.compute(parent: parent, deleted: prepared.deleted, canonicalBody: bytes, using: CryptoSHA1.self)
         }
     }
 

@@ -11,6 +11,7 @@
 import Benchmark
 import BenchmarkSupport
 import DocumentModel
+import DocumentStore
 import Foundation
 
 func digest(_ label: String) -> String {
@@ -204,11 +205,27 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // What the store hashes with (swift-crypto: the CPU's SHA instructions), against the above.
+    Benchmark("sha1-1KB-crypto (store)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            var sha = CryptoSHA1()
+            bodyBytes.withUnsafeBytes { sha.update($0) }
+            blackHole(sha.finalize())
+        }
+    }
+
     // What a new edit computes: the digest view's canonical bytes, then SHA-1 → RevID.
     let parent = fixture.trunk.last!
     Benchmark("revid-compute-1KB (digestBody + SHA-1)") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(RevID.compute(parent: parent, deleted: false, canonicalBody: RevisionBody.digestBody(body)))
+        }
+    }
+
+    Benchmark("revid-compute-1KB-crypto (store)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(RevID.compute(
+                parent: parent, deleted: false, canonicalBody: RevisionBody.digestBody(body), using: CryptoSHA1.self))
         }
     }
 }
