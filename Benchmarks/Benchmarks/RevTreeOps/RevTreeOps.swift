@@ -191,6 +191,13 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // What a pull does with a replicated body: validate its canonical bytes, no values built.
+    Benchmark("json-scan-canonical-1KB (ObjectBody)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(ObjectBody(canonical: bodyBytes))
+        }
+    }
+
     // Baseline for the parser: Foundation's JSONSerialization on the same bytes.
     let bodyData = Data(bodyBytes)
     Benchmark("foundation-JSONSerialization-parse-1KB (baseline)") { benchmark in
