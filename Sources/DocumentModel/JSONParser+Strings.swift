@@ -52,8 +52,7 @@ extension JSONParser {
         var p = from
         let end = count
         // Eight bytes at a time while none of them is special, then byte by byte.
-        let raw = UnsafeRawPointer(base)
-        while p &+ 8 <= end, !Self.hasSpecialByte(raw.loadUnaligned(fromByteOffset: p, as: UInt64.self)) {
+        while p &+ 8 <= end, !ByteWord.hasEscapeOrNonASCII(ByteWord.load(base, at: p)) {
             p &+= 8
         }
         while p < end {
@@ -62,19 +61,6 @@ extension JSONParser {
             p &+= 1
         }
         return p
-    }
-
-    /// Whether any of the eight bytes of `word` is below 0x20, at or above 0x80, a quote
-    /// or a backslash (SWAR: each test sets the high bit of a byte that matches, and of
-    /// no byte when none does, so it never misses one).
-    @inline(__always)
-    static func hasSpecialByte(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let quote = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
-        let backslash = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
-        let control = (word &- ones &* 0x20) & ~word
-        let matches = word | control | ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash)
-        return matches & (ones &* 0x80) != 0
     }
 
     /// Validates one multi-byte UTF-8 sequence at `pos` (RFC 3629: no overlongs,
