@@ -25,6 +25,12 @@ public final class BlobStore: Sendable {
         set { cipherBox.withLock { $0 = newValue } }
     }
 
+    /// Whether the directory (and its `tmp`) exists yet.
+    private let created = Mutex(false)
+
+    /// A database's blobs in `directory`, created now; an in-memory database's (nil) in a
+    /// temporary directory created with its first blob (most never have one, and a process
+    /// killed before `close` would leave an empty directory behind) and removed on close.
     init(directory: String?, syncToDisk: Bool) throws {
         if let directory {
             self.directory = directory
@@ -35,9 +41,17 @@ public final class BlobStore: Sendable {
             removeOnClose = true
         }
         self.syncToDisk = syncToDisk
-        try FileManager.default.createDirectory(
-            atPath: (self.directory as NSString).appendingPathComponent("tmp"),
-            withIntermediateDirectories: true)
+        if directory != nil { try createDirectory() }
+    }
+
+    /// Creates the directory and its `tmp` unless done already.
+    fileprivate func createDirectory() throws {
+        try created.withLock { created in
+            guard !created else { return }
+            try FileManager.default.createDirectory(
+                atPath: (directory as NSString).appendingPathComponent("tmp"), withIntermediateDirectories: true)
+            created = true
+        }
     }
 
     func close() {
@@ -211,6 +225,11 @@ public final class BlobWriter {
         self.store = store
         sealer = store.cipher?.makeSealer()
         temporary = store.temporaryPath
+        do {
+            try store.createDirectory()
+        } catch {
+            throw StoreError.storage(error)
+        }
         guard FileManager.default.createFile(atPath: temporary, contents: nil),
               let handle = FileHandle(forWritingAtPath: temporary)
         else { throw StoreError(.storage, reason: "cannot create attachment file") }

@@ -5,6 +5,22 @@ import Testing
 import TestSupport
 
 @Suite struct AttachmentTests {
+    /// An in-memory database's blob directory (in the system's temporary directory) exists
+    /// only once a blob is stored, and goes with the store: a database without attachments
+    /// leaves nothing behind even when its process is killed.
+    @Test func anInMemoryStoreMakesItsBlobDirectoryWithItsFirstBlob() async throws {
+        let test = try TestStore(inMemory: true)
+        let directory = test.store.blobs.directory
+        try await test.store.put("plain", ["x": 1])
+        #expect(!FileManager.default.fileExists(atPath: directory))
+        #expect(test.store.blobs.read("sha1-Kq5sNclPz7QV2+lfQIuc6R7oRu0=") == nil)
+        let stored = try test.store.blobs.store(Array("hello world".utf8))
+        #expect(FileManager.default.fileExists(atPath: directory))
+        #expect(test.store.blobs.read(stored.digest) == Array("hello world".utf8))
+        test.destroy()
+        #expect(!FileManager.default.fileExists(atPath: directory))
+    }
+
     @Test func inlineDataBecomesBlobAndStubsCarryOver() async throws {
         let test = try TestStore()
         defer { test.destroy() }
