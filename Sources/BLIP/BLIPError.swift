@@ -59,6 +59,12 @@ public struct BLIPError: Error, Sendable, Equatable, CustomStringConvertible {
         BLIPError(code: Code.protocolError, message: "BLIP protocol error: \(message)")
     }
 
+    /// The connection ended before the reply (BLIP 502): nothing was refused, and the
+    /// request may be sent again on another connection.
+    public var isConnectionLoss: Bool {
+        domain == "BLIP" && code == Code.connectionClosed
+    }
+
     /// True for fatal protocol errors detected in the peer's data.
     public var isProtocolError: Bool {
         domain == "BLIP" && code == Code.protocolError

@@ -93,10 +93,10 @@ public final class BlobStore: Sendable {
     }
 
     /// Stores bytes held in memory (inline base64 attachments).
-    public func store(_ bytes: [UInt8]) throws -> (digest: String, length: Int) {
+    public func store(_ bytes: [UInt8], expecting digest: String? = nil) throws -> (digest: String, length: Int) {
         let writer = try makeWriter()
         try writer.write(bytes)
-        return try writer.finish()
+        return try writer.finish(expecting: digest)
     }
 
     /// Starts a streamed write; feed it chunks, then `finish()` it.
@@ -142,10 +142,7 @@ public final class BlobStore: Sendable {
             if piece.isEmpty { break }
             try writer.write(piece)
         }
-        let stored = try writer.finish()
-        guard stored.digest == digest else {
-            throw StoreError(.storage, reason: "attachment \(digest) does not match its content")
-        }
+        _ = try writer.finish(expecting: digest)
         try? FileManager.default.removeItem(atPath: file.path)
     }
 
@@ -274,8 +271,10 @@ public final class BlobWriter {
         try bytes.withUnsafeBytes { try write($0) }
     }
 
-    /// Flushes, names the blob by its digest and returns it.
-    public func finish() throws -> (digest: String, length: Int) {
+    /// Flushes, names the blob by its digest and returns it. With `expecting`, content
+    /// whose digest differs is dropped (`StoreError.digestMismatch`), not stored: the
+    /// digest computed while writing is the check, nothing hashes the bytes twice.
+    public func finish(expecting expected: String? = nil) throws -> (digest: String, length: Int) {
         do {
             if sealer != nil { try handle.write(contentsOf: try sealer!.finish()) }
             if store.shouldSync { try handle.synchronize() }
@@ -284,8 +283,12 @@ public final class BlobWriter {
             cancel()
             throw StoreError.storage(error)
         }
-        finished = true
         let digest = Digests.attachmentDigest(sha1: sha.finalize())
+        if let expected, digest != expected {
+            cancel()
+            throw StoreError.digestMismatch(expected: expected)
+        }
+        finished = true
         try store.commit(temporary: temporary, digest: digest, encrypted: sealer != nil)
         return (digest, length)
     }

@@ -60,6 +60,10 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     static func badRequest(_ reason: String) -> StoreError { StoreError(.badRequest, reason: reason) }
+    /// Content offered as attachment `expected` hashes to another digest (`BlobWriter.finish`).
+    static func digestMismatch(expected: String) -> StoreError {
+        badRequest("the attachment's content does not match its digest \(expected)")
+    }
     static let missing = StoreError(.notFound, reason: "missing")
     static let deleted = StoreError(.notFound, reason: "deleted")
     static let updateConflict = StoreError(.conflict, reason: "Document update conflict")

@@ -27,9 +27,10 @@ extension DatabaseEndpoint {
             // changes the only copy of its dictionary instead of copying it.
             let doc = docs[index]
             docs[index] = .null
-            ids.append(doc["_id"]?.stringValue)
+            let givenID = doc["_id"]
+            ids.append(givenID?.stringValue)
             do throws(HTTPFailure) {
-                slots.append(.success(try Self.bulkUpdate(consume doc, newEdits: newEdits)))
+                slots.append(.success(try Self.bulkUpdate(consume doc, givenID: givenID, newEdits: newEdits)))
             } catch {
                 slots.append(.failure(error))
             }
@@ -61,10 +62,10 @@ extension DatabaseEndpoint {
         return RESTResponse.json(.array(results), status: .created)
     }
 
-    /// One document of a `_bulk_docs` request as an update (its ID generated if it has none).
-    static func bulkUpdate(_ doc: consuming JSON, newEdits: Bool) throws(HTTPFailure) -> DocumentUpdate {
+    /// One document of a `_bulk_docs` request (with its `_id` member, already read) as an
+    /// update, its ID generated if it has none.
+    static func bulkUpdate(_ doc: consuming JSON, givenID: JSON?, newEdits: Bool) throws(HTTPFailure) -> DocumentUpdate {
         guard case .object(let object) = consume doc else { throw .badRequest("Document must be a JSON object") }
-        let givenID = object["_id"]
         if givenID != nil && givenID?.stringValue == nil { throw .badRequest("Invalid _id: must be a string") }
         if !newEdits && givenID == nil { throw .badRequest("new_edits=false requires _id") }
         let id = givenID?.stringValue ?? DatabaseEndpoint.generateDocID()

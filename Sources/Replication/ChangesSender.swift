@@ -374,7 +374,7 @@ final class ChangesSender: Sendable {
         switch result {
         case .success:
             progress.update { $0.docsPushed += 1 }
-        case .failure(let error) where error.domain == "BLIP" && error.code == BLIPError.Code.connectionClosed:
+        case .failure(let error) where error.isConnectionLoss:
             // Not refused: the connection ended first. The checkpoint stays before it, so
             // the next connection sends it again; it is not a failed document.
             logger.debug("\(entry.docID) \(entry.revID) not answered: \(error)")

@@ -102,10 +102,10 @@ enum ReplicationMessages {
     /// `proveAttachment`'s answer: `sha1-<base64>` of (the nonce's length as one byte,
     /// the nonce, the attachment's bytes).
     static func attachmentProof(nonce: [UInt8], data: [UInt8]) -> String {
-        var sha = SHA1()
-        sha.update([UInt8(nonce.count)])
-        sha.update(nonce)
-        sha.update(data)
+        var sha = CryptoSHA1()
+        sha.update(byte: UInt8(truncatingIfNeeded: nonce.count))
+        nonce.withUnsafeBytes { sha.update($0) }
+        data.withUnsafeBytes { sha.update($0) }
         return Digests.attachmentDigest(sha1: sha.finalize())
     }
 

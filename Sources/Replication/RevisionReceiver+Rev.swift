@@ -120,11 +120,11 @@ extension RevisionReceiver {
             }
             let reply = try await connection.sendRequest(BLIPMessage(
                 profile: ReplicationMessages.getAttachment, properties: [("digest", digest), ("docID", docID)]))
-            guard Digests.attachmentDigest(sha1: SHA1.hash(reply.body)) == digest else {
-                throw ReplicationMessages.error(400, "attachment \(name) does not match its digest \(digest)")
-            }
             do {
-                _ = try store.blobs.store(reply.body)
+                // Hashed once, while it is written; content that is not `digest` is dropped.
+                _ = try store.blobs.store(reply.body, expecting: digest)
+            } catch let error as StoreError where error.kind == .badRequest {
+                throw ReplicationMessages.error(400, "attachment \(name) does not match its digest \(digest)")
             } catch {
                 throw ReplicationMessages.error(500, "cannot store attachment \(name): \(error)")
             }

@@ -5,6 +5,21 @@ import Testing
 import TestSupport
 
 @Suite struct AttachmentTests {
+    /// Content stored as a given digest is checked by the hash computed while writing:
+    /// other content is dropped, neither under its own digest nor as a leftover file.
+    @Test func contentThatIsNotTheExpectedDigestIsDropped() throws {
+        let test = try TestStore()
+        defer { test.destroy() }
+        let blobs = test.store.blobs
+        let expected = "sha1-Kq5sNclPz7QV2+lfQIuc6R7oRu0="  // "hello world"
+        #expect(throws: StoreError.self) { try blobs.store(Array("hello there".utf8), expecting: expected) }
+        let files = try FileManager.default.contentsOfDirectory(atPath: blobs.directory).filter { $0 != "tmp" }
+        #expect(files.isEmpty, "\(files)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: blobs.directory + "/tmp").isEmpty)
+        #expect(try blobs.store(Array("hello world".utf8), expecting: expected).digest == expected)
+        #expect(blobs.read(expected) == Array("hello world".utf8))
+    }
+
     /// An in-memory database's blob directory (in the system's temporary directory) exists
     /// only once a blob is stored, and goes with the store: a database without attachments
     /// leaves nothing behind even when its process is killed.

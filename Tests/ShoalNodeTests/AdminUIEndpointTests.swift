@@ -1,6 +1,6 @@
+import BLIP
 import DocumentModel
 import Foundation
-import Synchronization
 import Testing
 import TestSupport
 
@@ -52,14 +52,14 @@ import TestSupport
             #expect(head.status == 200, "\(path): \(head)")
             sockets.append(socket)
         }
-        let stopped = Flag()
+        let stopped = AtomicFlag()
         let stopping = Task {
             await node.stop()
-            stopped.set()
+            stopped.value = true
         }
         // Held, it would wait for the 30 s heartbeats at least; see LiveQueryTests.
-        #expect(try await eventually(timeout: .seconds(20)) { stopped.isSet }, "the node did not stop with its streams open")
-        if !stopped.isSet { stopping.cancel() }
+        #expect(try await eventually(timeout: .seconds(20)) { stopped.value }, "the node did not stop with its streams open")
+        if !stopped.value { stopping.cancel() }
         _ = sockets
     }
 
@@ -108,11 +108,4 @@ import TestSupport
             return peer?["state"] == "reconnecting" && peer?["last_heard"] != nil
         })
     }
-}
-
-/// A flag set from one task and read from another.
-final class Flag: Sendable {
-    private let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
 }

@@ -1,3 +1,4 @@
+import BLIP
 import DocumentModel
 import Foundation
 import Testing
@@ -156,16 +157,16 @@ import TestSupport
             #expect(chunk.map { String(decoding: $0, as: UTF8.self).contains("update_seq") } == true, "\(path)")
         }
         try await Task.sleep(for: .milliseconds(200))
-        let stopped = Flag()
+        let stopped = AtomicFlag()
         let stopping = Task {
             await node.stop()
-            stopped.set()
+            stopped.value = true
         }
         // Held by a feed, the stop would wait for the 30 s heartbeat or the 300 s longpoll
         // timeout at least; alone it takes well under a second, but on two loaded cores
         // (the suite's other nodes) a graceful stop was seen to take over 5 s.
-        #expect(try await eventually(timeout: .seconds(20)) { stopped.isSet }, "the node did not stop with live queries open")
-        guard stopped.isSet else {
+        #expect(try await eventually(timeout: .seconds(20)) { stopped.value }, "the node did not stop with live queries open")
+        guard stopped.value else {
             stopping.cancel()
             return
         }
