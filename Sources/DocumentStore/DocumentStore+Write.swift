@@ -81,15 +81,21 @@ extension DocumentStore {
         let result = try body(&counters)
         try Self.saveCounters(db, counters, previous: before)
         self.counters.withLock { $0 = counters }
-        db.afterNextTransaction { _ in } onRollback: { _ in
+        let changed = counters.lastSequence != before.lastSequence
+        let published = counters.lastSequence
+        // The feeds (replication senders, longpoll) wake from the writer's thread as soon
+        // as the commit returns, not a task hop later in the caller.
+        db.afterNextTransaction { _ in
+            if changed { self.notifier.publish(published) }
+        } onRollback: { _ in
             self.counters.withLock { $0 = before }
         }
-        return (result, counters.lastSequence, counters.lastSequence != before.lastSequence)
+        return (result, published, changed)
     }
 
-    /// After a committed transaction: wakes the changes feed, logs the writes.
+    /// After a committed transaction: logs the writes (the changes feed was woken at
+    /// the commit, by `updatingCounters`).
     func finishCommit(_ outcome: CommitOutcome) {
-        if outcome.changed { notifier.publish(outcome.lastSequence) }
         if logger.logLevel <= .debug {
             for case .success(let result) in outcome.results {
                 logger.debug("saved \(result.docID) \(result.revID) seq \(result.sequence.map(String.init) ?? "-")")

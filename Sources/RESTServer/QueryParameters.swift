@@ -21,8 +21,8 @@ struct QueryParameters: Sendable {
     }
 
     private static func decode(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+        let spaced = text.contains("+") ? text.replacingOccurrences(of: "+", with: " ") : String(text)
+        return PercentDecoding.decode(spaced) ?? spaced
     }
 
     subscript(_ key: String) -> String? { values[key] }

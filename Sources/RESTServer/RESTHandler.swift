@@ -88,8 +88,16 @@ public struct RESTHandler: Sendable {
         }
         let elapsed = ContinuousClock.now - start
         metrics?.record(method: request.method.rawValue, status: response.status.code, duration: elapsed)
-        logger.debug("\(request.method) \(request.uri)\(isAdmin ? " (ADMIN)" : "") → \(response.status.code) in \(elapsed)")
+        logger.debug("\(request.method) \(request.uri)\(isAdmin ? " (ADMIN)" : "") → \(response.status.code) (\(Self.milliseconds(elapsed)) ms)")
         return response
+    }
+
+    /// `elapsed` in milliseconds with three decimals, for the request log ("0.412").
+    static func milliseconds(_ elapsed: Duration) -> String {
+        let (seconds, attoseconds) = elapsed.components
+        let micros = max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+        let fraction = String(micros % 1000)
+        return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     private func route(_ request: RESTRequest) async throws -> Response {

@@ -120,7 +120,7 @@ public enum RESTListener {
     static func syncDatabase(_ path: String?) -> String? {
         guard let path else { return nil }
         let pathOnly = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
-        let segments = pathOnly.split(separator: "/").compactMap { $0.removingPercentEncoding }
+        let segments = pathOnly.split(separator: "/").compactMap { PercentDecoding.decode($0) }
         guard segments.count == 2, segments[1] == "_blipsync" else { return nil }
         return segments[0]
     }

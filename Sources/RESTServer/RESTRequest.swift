@@ -19,7 +19,7 @@ struct RESTRequest: Sendable {
         let rawPath = request.uri.path
         var segments: [String] = []
         for raw in rawPath.split(separator: "/", omittingEmptySubsequences: true) {
-            guard let decoded = raw.removingPercentEncoding else {
+            guard let decoded = PercentDecoding.decode(raw) else {
                 throw .badRequest("Invalid percent-encoding in URL path")
             }
             segments.append(decoded)
