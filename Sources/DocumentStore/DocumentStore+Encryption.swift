@@ -48,7 +48,9 @@ extension DocumentStore {
     /// Checks the file against the configured key, installs the key in the VFS, and opens
     /// the pool. A wrong key, a missing key or a plain file given a key throw an
     /// `EncryptionError` before SQLite touches the file.
-    static func openFile(path: String, configuration: StoreConfiguration) throws -> (any DatabaseWriter, DatabaseCipher?) {
+    static func openFile(
+        path: String, configuration: StoreConfiguration
+    ) throws -> (any DatabaseWriter, DatabaseCipher?, WALCheckpointer) {
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         removeRekeyLeftovers(path: path)
@@ -72,19 +74,29 @@ extension DocumentStore {
         } catch {
             throw error.naming(configuration.name)
         }
-        let pool = try openPool(path: path, configuration: configuration, encrypted: cipher != nil)
-        return (pool, cipher)
+        let (pool, checkpointer) = try openPool(path: path, configuration: configuration, encrypted: cipher != nil)
+        return (pool, cipher, checkpointer)
     }
 
     /// Opens the WAL pool on `path` and gives its writer the configured `synchronous`.
     /// GRDB's `DatabasePool` sets `synchronous = NORMAL` on its writer after
     /// `prepareDatabase` has run (when it turns WAL on), so the writer's level has to be
     /// set again once the pool is open; readers never write and keep the prepared one.
-    static func openPool(path: String, configuration: StoreConfiguration, encrypted: Bool) throws -> DatabasePool {
-        let pool = try DatabasePool(path: path, configuration: connectionConfiguration(configuration, encrypted: encrypted))
+    /// The writer's checkpoints are handed to a `WALCheckpointer`.
+    static func openPool(
+        path: String, configuration: StoreConfiguration, encrypted: Bool
+    ) throws -> (DatabasePool, WALCheckpointer) {
+        let connection = connectionConfiguration(configuration, encrypted: encrypted)
+        let pool = try DatabasePool(path: path, configuration: connection)
+        let checkpointer = WALCheckpointer(
+            path: path, configuration: connection,
+            threshold: Int32(walAutocheckpointPages), backstop: Int32(walBackstopPages))
         let synchronous = configuration.durability.synchronousPragma
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
-        return pool
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            checkpointer.install(on: db)
+        }
+        return (pool, checkpointer)
     }
 
     /// A rekey that stopped before its file replaced the database leaves `-rekey` files: drop them.

@@ -66,6 +66,7 @@ extension DocumentStore {
             // From here the old connections go; the copy replaces the file.
             do {
                 inlineReaders?.close()
+                checkpointer?.close()
                 try (writer as? DatabasePool)?.close()
             } catch {
                 Self.removeRekeyLeftovers(path: path)
@@ -97,9 +98,10 @@ extension DocumentStore {
             if let cipher { try cipher.install(path: path) } else { DatabaseCipher.uninstall(path: path) }
             encryptedState.withLock { $0 = cipher != nil }
         }
-        let pool = try Self.openPool(path: path, configuration: configuration, encrypted: isEncrypted)
+        let (pool, checkpointer) = try Self.openPool(path: path, configuration: configuration, encrypted: isEncrypted)
         try pool.writeWithoutTransaction { db in try accessTracker.install(on: db, tableSets: Self.allTableSets(db)) }
         writerBox.withLock { $0 = pool }
+        checkpointerBox.withLock { $0 = checkpointer }
         readersBox.withLock { $0 = Self.inlineReaders(path: path, configuration, encrypted: isEncrypted) }
     }
 

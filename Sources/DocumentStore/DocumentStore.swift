@@ -29,6 +29,10 @@ public final class DocumentStore: Sendable {
     /// memory); replaced with the pool by a rekey.
     let readersBox: Mutex<InlineReaders?>
     var inlineReaders: InlineReaders? { base?.inlineReaders ?? readersBox.withLock { $0 } }
+    /// The background checkpoints of the file (nil in memory); replaced with the pool by
+    /// a rekey.
+    let checkpointerBox: Mutex<WALCheckpointer?>
+    var checkpointer: WALCheckpointer? { base?.checkpointer ?? checkpointerBox.withLock { $0 } }
     /// Every access runs shared; a rekey runs exclusive.
     let accessGate: StoreGate
     /// Moves on with every commit that changes principals or grants (the database's).
@@ -50,8 +54,12 @@ public final class DocumentStore: Sendable {
 
     /// The writer connection's page cache, in KiB (SQLite's default is 2000).
     static let writerCacheKiB = 16_384
-    /// WAL pages after which a commit checkpoints (SQLite's default is 1000).
+    /// WAL pages after which a commit checkpoints (SQLite's default is 1000): in the
+    /// background (`WALCheckpointer`) for a file, in the commit in memory.
     static let walAutocheckpointPages = 8_000
+    /// WAL pages at which the writer checkpoints itself when the background checkpoints
+    /// have not kept the WAL below (`WALCheckpointer`).
+    static let walBackstopPages = 4 * walAutocheckpointPages
 
     public var name: String { configuration.name }
     /// This database's identity, created with it and never changed.
@@ -67,14 +75,17 @@ public final class DocumentStore: Sendable {
         accessGate = StoreGate()
         let writer: any DatabaseWriter
         var encrypted = configuration.encryption != nil
+        var checkpointer: WALCheckpointer?
         if let path = configuration.databasePath {
             let opened = try Self.openFile(path: path, configuration: configuration)
             writer = opened.0
             encrypted = opened.1 != nil
+            checkpointer = opened.2
         } else {
             writer = try DatabaseQueue(configuration: Self.connectionConfiguration(configuration, encrypted: false))
         }
         writerBox = Mutex(writer)
+        checkpointerBox = Mutex(checkpointer)
         encryptedState = Mutex(encrypted)
         readersBox = Mutex(configuration.databasePath.map { Self.inlineReaders(path: $0, configuration, encrypted: encrypted) })
         try Self.migrator.migrate(writer)
@@ -110,6 +121,7 @@ public final class DocumentStore: Sendable {
         blobs = base.blobs
         writerBox = Mutex(base.writer)
         readersBox = Mutex(nil)
+        checkpointerBox = Mutex(nil)
         encryptedState = Mutex(base.encryptedState.withLock { $0 })
         let loaded = try base.writer.read { db in
             try Tables.with(number) {
@@ -133,6 +145,7 @@ public final class DocumentStore: Sendable {
         for named in namedCollections.withLock({ Array($0.values) }) { named.notifier.finish() }
         blobs.close()
         inlineReaders?.close()
+        checkpointer?.close()
         if let path = configuration.databasePath { DatabaseCipher.uninstall(path: path) }
         if let pool = writer as? DatabasePool {
             try? pool.close()
