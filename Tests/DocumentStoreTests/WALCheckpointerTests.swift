@@ -1,3 +1,4 @@
+import DocumentModel
 @testable import DocumentStore
 import Foundation
 import GRDB
@@ -95,6 +96,35 @@ import TestSupport
         #expect(checkpointer.runs == 0)
         #expect(Self.walSize(path) < 140 * (4096 + 24), "WAL \(Self.walSize(path)) bytes")
         try pool.close()
+    }
+
+    /// An encrypted store past the threshold: the background connection goes through
+    /// the encrypting VFS with the file's key; everything reads back after a reopen.
+    @Test func anEncryptedStoreCheckpointsInTheBackground() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let key = EncryptionKey.key(Array(repeating: 0x3C, count: 32))
+        let configuration = StoreConfiguration(
+            name: "db", location: .directory(directory.path), durability: .normal, encryption: key)
+        let store = try DocumentStore(configuration: configuration)
+        let pad = JSON.string(String(repeating: "x", count: 3000))
+        // ≈ 12,000 pages: past the 8,000-frame threshold once.
+        for batch in 0..<12 {
+            let updates = (0..<1000).map { n in
+                DocumentUpdate(docID: "d\(batch)-\(n)", body: ["n": .number(Double(n)), "pad": pad], mode: .edit(parent: nil))
+            }
+            for result in try await store.save(batch: updates) { _ = try result.get() }
+        }
+        let checkpointer = try #require(store.checkpointer)
+        for _ in 0..<200 where checkpointer.runs == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(checkpointer.runs > 0)
+        #expect(try await store.integrityCheck() == ["ok"])
+        store.close()
+        let reopened = try DocumentStore(configuration: configuration)
+        defer { reopened.close() }
+        #expect(reopened.info().docCount == 12_000)
+        #expect(try await reopened.integrityCheck() == ["ok"])
+        #expect(try await reopened.revision("d11-999").1.body?["n"] == .number(999))
     }
 
     @Test func aStoreOnAFileHasOneAndARekeyReplacesIt() async throws {
