@@ -48,6 +48,9 @@ public final class MeshManager: Sendable {
         var unlinkedSince: [String: ContinuousClock.Instant] = [:]
         /// Peers found unreachable while some of the rule's neighbors are unlinked.
         var unreachable: Set<String> = []
+        /// A reconcile runs; another was asked for meanwhile (`reconcile()`).
+        var reconciling = false
+        var reconcileAgain = false
         /// When the peers were last probed (`MeshManager+Reachability.swift`), and whether a probe runs.
         var lastProbe: ContinuousClock.Instant?
         var probing = false
@@ -166,7 +169,38 @@ public final class MeshManager: Sendable {
     }
 
     /// Connects to the peers the dial rule assigns to this node and drops the others.
+    ///
+    /// Reconciles never overlap: one asked for while another runs makes that one run
+    /// again, with the state of then. Overlapping ones could finish out of order, and a
+    /// reconcile computed from an older view of the peers then undid a newer one for
+    /// good: a static dial the newer one had pruned came back (restored by the older
+    /// picks) and nothing reconciled again (`MeshStaticPeersBoundTests`, under load).
     func reconcile() async {
+        let first = state.withLock { state -> Bool in
+            if state.reconciling {
+                state.reconcileAgain = true
+                return false
+            }
+            state.reconciling = true
+            return true
+        }
+        guard first else { return }
+        while true {
+            await reconcileOnce()
+            let again = state.withLock { state -> Bool in
+                if state.reconcileAgain {
+                    state.reconcileAgain = false
+                    return true
+                }
+                state.reconciling = false
+                return false
+            }
+            if !again { return }
+        }
+    }
+
+    /// One pass of `reconcile()`.
+    private func reconcileOnce() async {
         let (running, known, nodes, dialing, unreachable) = state.withLock {
             ($0.running, $0.known, Self.nodes($0), Set($0.dials.keys), $0.unreachable)
         }
