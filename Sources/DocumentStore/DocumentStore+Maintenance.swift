@@ -86,59 +86,54 @@ extension DocumentStore {
     /// the leaf revisions to purge (with the ancestors only they use), or nil for the
     /// whole document. Returns what was purged per document.
     public func purge(_ request: [(docID: String, revs: [RevID]?)]) async throws(StoreError) -> [(docID: String, revs: [RevID])] {
-        let outcome = try await write { db in
-            let before = self.counters.withLock { $0 }
-            var counters = before
-            var purged: [(docID: String, revs: [RevID])] = []
-            for (docID, revs) in request {
-                guard let doc = try DocumentRow.load(db, key: docID) else { continue }
-                let wasLive = !doc.tree.isDeleted
-                let leaves = Set(doc.tree.leaves)
-                let targets = revs.map { Set($0).intersection(leaves) } ?? leaves
-                guard !targets.isEmpty else { continue }
-                if targets == leaves {
-                    try db.execute(sql: "DELETE FROM \(Tables.revs) WHERE doc = ?", arguments: [doc.rowID])
-                    try db.execute(sql: "DELETE FROM \(Tables.docs) WHERE id = ?", arguments: [doc.rowID])
-                    try Self.removeAccess(db, docRow: doc.rowID)
-                    if wasLive { counters.docCount -= 1 }
+        try await write { db in
+            try self.updatingCounters(db) { counters in
+                var purged: [(docID: String, revs: [RevID])] = []
+                for (docID, revs) in request {
+                    guard let doc = try DocumentRow.load(db, key: docID) else { continue }
+                    let wasLive = !doc.tree.isDeleted
+                    let leaves = Set(doc.tree.leaves)
+                    let targets = revs.map { Set($0).intersection(leaves) } ?? leaves
+                    guard !targets.isEmpty else { continue }
+                    if targets == leaves {
+                        try db.execute(sql: "DELETE FROM \(Tables.revs) WHERE doc = ?", arguments: [doc.rowID])
+                        try db.execute(sql: "DELETE FROM \(Tables.docs) WHERE id = ?", arguments: [doc.rowID])
+                        try Self.removeAccess(db, docRow: doc.rowID)
+                        if wasLive { counters.docCount -= 1 }
+                        purged.append((docID, doc.tree.leaves.filter(targets.contains)))
+                        continue
+                    }
+                    counters.lastSequence += 1
+                    let (tree, removed) = doc.tree.removingLeaves(targets)
+                    let delete = try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
+                    for rev in removed { try delete.execute(arguments: [doc.rowID, rev.description]) }
+                    var body = doc.winnerBody
+                    if tree.winner != doc.tree.winner, let winner = tree.winner {
+                        body = try doc.bodyBytes(db, of: winner)
+                        try delete.execute(arguments: [doc.rowID, winner.description])
+                    }
+                    try db.execute(
+                        sql: "UPDATE \(Tables.docs) SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?",
+                        arguments: [
+                            Int64(counters.lastSequence), tree.winner!.description, tree.isDeleted, tree.hasConflict,
+                            Data(tree.serialized()), body.map { Data($0) }, doc.rowID,
+                        ])
+                    for rev in removed {
+                        try db.execute(sql: "DELETE FROM \(Tables.revAccess) WHERE doc = ? AND rev = ?", arguments: [doc.rowID, rev.description])
+                    }
+                    if tree.winner != doc.tree.winner, let winner = tree.winner {
+                        try Self.indexWinnerAccess(db, docRow: doc.rowID, winner: winner, access: nil, sequence: counters.lastSequence)
+                    }
+                    counters.docCount += Int64((tree.isDeleted ? 0 : 1) - (wasLive ? 1 : 0))
                     purged.append((docID, doc.tree.leaves.filter(targets.contains)))
-                    continue
                 }
-                counters.lastSequence += 1
-                let (tree, removed) = doc.tree.removingLeaves(targets)
-                let delete = try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
-                for rev in removed { try delete.execute(arguments: [doc.rowID, rev.description]) }
-                var body = doc.winnerBody
-                if tree.winner != doc.tree.winner, let winner = tree.winner {
-                    body = try doc.bodyBytes(db, of: winner)
-                    try delete.execute(arguments: [doc.rowID, winner.description])
+                if !purged.isEmpty {
+                    counters.purgeSequence += 1
+                    try db.execute(sql: "UPDATE \(Tables.meta) SET value = ? WHERE key = 'purge_seq'", arguments: [counters.purgeSequence])
                 }
-                try db.execute(
-                    sql: "UPDATE \(Tables.docs) SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?",
-                    arguments: [
-                        Int64(counters.lastSequence), tree.winner!.description, tree.isDeleted, tree.hasConflict,
-                        Data(tree.serialized()), body.map { Data($0) }, doc.rowID,
-                    ])
-                for rev in removed {
-                    try db.execute(sql: "DELETE FROM \(Tables.revAccess) WHERE doc = ? AND rev = ?", arguments: [doc.rowID, rev.description])
-                }
-                if tree.winner != doc.tree.winner, let winner = tree.winner {
-                    try Self.indexWinnerAccess(db, docRow: doc.rowID, winner: winner, access: nil, sequence: counters.lastSequence)
-                }
-                counters.docCount += Int64((tree.isDeleted ? 0 : 1) - (wasLive ? 1 : 0))
-                purged.append((docID, doc.tree.leaves.filter(targets.contains)))
+                return purged
             }
-            try Self.saveCounters(db, counters, previous: before)
-            if !purged.isEmpty {
-                counters.purgeSequence += 1
-                try db.execute(sql: "UPDATE \(Tables.meta) SET value = ? WHERE key = 'purge_seq'", arguments: [counters.purgeSequence])
-            }
-            self.counters.withLock { $0 = counters }
-            db.afterNextTransaction { _ in } onRollback: { _ in self.counters.withLock { $0 = before } }
-            return (purged, counters.lastSequence, counters.lastSequence != before.lastSequence)
         }
-        if outcome.2 { notifier.publish(outcome.1) }
-        return outcome.0
     }
 }
 

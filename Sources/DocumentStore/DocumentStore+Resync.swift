@@ -55,11 +55,9 @@ extension DocumentStore {
             result.processed += count
             let outcomes = await gate.evaluate(batch: candidates.map(\.revision), author: nil)
             let accesses = outcomes.map { (try? $0.get()) ?? RevisionAccess() }
-            let commit = try await write { db -> (changed: Int, outcome: CommitOutcome) in
+            result.changed += try await write { db in
                 try self.applyResync(db, candidates: candidates, accesses: accesses)
             }
-            result.changed += commit.changed
-            finishCommit(commit.outcome)
             progress?(result, total)
         }
         return result
@@ -109,12 +107,12 @@ extension DocumentStore {
     /// and re-indexes the winners whose access changed, each at a new sequence.
     private func applyResync(
         _ db: Database, candidates: [Candidate], accesses: [RevisionAccess]
-    ) throws -> (changed: Int, outcome: CommitOutcome) {
+    ) throws -> Int {
         let currentWinner = try db.cachedStatement(sql: "SELECT winner FROM \(Tables.docs) WHERE id = ?")
         let setSequence = try db.cachedStatement(sql: "UPDATE \(Tables.docs) SET seq = ? WHERE id = ?")
         let saveAccess = try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(Tables.revAccess)(doc, rev, data) VALUES (?, ?, ?)")
         let dropAccess = try db.cachedStatement(sql: "DELETE FROM \(Tables.revAccess) WHERE doc = ? AND rev = ?")
-        let (changed, lastSequence, anyChange) = try updatingCounters(db) { counters -> Int in
+        return try updatingCounters(db) { counters -> Int in
             var changed = 0
             for (candidate, access) in zip(candidates, accesses) {
                 // A write since the read evaluated its revisions with the current gate.
@@ -135,10 +133,6 @@ extension DocumentStore {
             }
             return changed
         }
-        var outcome = CommitOutcome()
-        outcome.lastSequence = lastSequence
-        outcome.changed = anyChange
-        return (changed, outcome)
     }
 }
 

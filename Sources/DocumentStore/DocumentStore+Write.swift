@@ -32,8 +32,6 @@ extension DocumentStore {
     /// What one write transaction did.
     struct CommitOutcome: Sendable {
         var results: [Result<WriteResult, StoreError>] = []
-        var lastSequence: UInt64 = 0
-        var changed = false
     }
 
     /// Applies prepared updates inside the current write transaction, records `origin`
@@ -45,7 +43,7 @@ extension DocumentStore {
         let context = WriteContext(
             revsLimit: configuration.revsLimit, maxSize: configuration.maxDocumentSize, blobs: blobs,
             gate: gate, author: author)
-        var outcome = try updatingCounters(db) { counters in
+        return try updatingCounters(db) { counters in
             let first = counters.lastSequence + 1
             var outcome = CommitOutcome()
             outcome.results.reserveCapacity(prepared.count)
@@ -66,16 +64,13 @@ extension DocumentStore {
             }
             return outcome
         }
-        outcome.0.lastSequence = outcome.lastSequence
-        outcome.0.changed = outcome.changed
-        return outcome.0
     }
 
     /// Runs `body` on the counters inside the current write transaction, saves what it
-    /// changed, and restores the in-memory counters if the transaction rolls back.
-    func updatingCounters<T>(
-        _ db: Database, _ body: (inout Counters) throws -> T
-    ) throws -> (T, lastSequence: UInt64, changed: Bool) {
+    /// changed, restores the in-memory counters if the transaction rolls back, and wakes
+    /// the changes feeds when it commits with a new sequence. Every transaction that
+    /// assigns sequences goes through here.
+    func updatingCounters<T>(_ db: Database, _ body: (inout Counters) throws -> T) throws -> T {
         let before = counters.withLock { $0 }
         var counters = before
         let result = try body(&counters)
@@ -90,7 +85,7 @@ extension DocumentStore {
         } onRollback: { _ in
             self.counters.withLock { $0 = before }
         }
-        return (result, published, changed)
+        return result
     }
 
     /// After a committed transaction: logs the writes (the changes feed was woken at

@@ -48,9 +48,8 @@ public final class MeshManager: Sendable {
         var unlinkedSince: [String: ContinuousClock.Instant] = [:]
         /// Peers found unreachable while some of the rule's neighbors are unlinked.
         var unreachable: Set<String> = []
-        /// A reconcile runs; another was asked for meanwhile (`reconcile()`).
-        var reconciling = false
-        var reconcileAgain = false
+        /// Reconciles, one pass at a time (`reconcile()`).
+        var reconciles = SerialPasses()
         /// When the peers were last probed (`MeshManager+Reachability.swift`), and whether a probe runs.
         var lastProbe: ContinuousClock.Instant?
         var probing = false
@@ -176,27 +175,10 @@ public final class MeshManager: Sendable {
     /// good: a static dial the newer one had pruned came back (restored by the older
     /// picks) and nothing reconciled again (`MeshStaticPeersBoundTests`, under load).
     func reconcile() async {
-        let first = state.withLock { state -> Bool in
-            if state.reconciling {
-                state.reconcileAgain = true
-                return false
-            }
-            state.reconciling = true
-            return true
-        }
-        guard first else { return }
-        while true {
+        guard state.withLock({ $0.reconciles.request() }) else { return }
+        repeat {
             await reconcileOnce()
-            let again = state.withLock { state -> Bool in
-                if state.reconcileAgain {
-                    state.reconcileAgain = false
-                    return true
-                }
-                state.reconciling = false
-                return false
-            }
-            if !again { return }
-        }
+        } while state.withLock { $0.reconciles.passEnded() }
     }
 
     /// One pass of `reconcile()`.

@@ -14,6 +14,10 @@
 //   write-to-peer-loaded the same while another connection writes 2,000 docs/s to A.
 //   mesh-fanout-8        8 processes, static peers, at most 4 links each: one `PUT` on node 1,
 //                        timed until all 7 others' changes feeds list it.
+//   bulk-docs-process    `POST /db/_bulk_docs` of 1,000 new 1 KB documents, 5 requests per
+//                        sample over one keep-alive connection, to a node process (default
+//                        `full` durability); BulkDocsHTTP measures the same with the node
+//                        inside the benchmark process.
 //   idle-node            one idle process with one database: RSS and CPU per second.
 //   idle-mesh-8          the 8 processes of mesh-fanout-8, idle: mean RSS and CPU per second.
 //   get-doc-admin, get-doc-public-basic   a read on the admin port against the same read
@@ -267,6 +271,27 @@ let benchmarks: @Sendable () -> Void = {
     } teardown: {
         await mesh.fixture?.stop()
         mesh.fixture = nil
+    }
+
+    let bulk = BenchmarkState<NodeProcess>(seed: 0xB01C)
+    Benchmark("bulk-docs-process", configuration: .init(
+        metrics: [.wallClock, docsPerSecond], timeUnits: .milliseconds, units: [docsPerSecond: .count],
+        warmupIterations: 1, scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 20
+    )) { benchmark in
+        let bodies = (0..<5).map { _ in BulkDocsRequest.body(ids: bulk.ids.next(1_000)) }
+        var responses: [KeepAliveHTTPClient.Response] = []
+        benchmark.startMeasurement()
+        let start = ContinuousClock.now
+        for body in bodies { responses.append(try await bulk.current.admin.post("/db/_bulk_docs", json: body)) }
+        let elapsed = ContinuousClock.now - start
+        benchmark.stopMeasurement()
+        for response in responses { try BulkDocsRequest.check(response, count: 1_000) }
+        benchmark.measurement(docsPerSecond, ratePerSecond(5_000, elapsed))
+    } setup: {
+        bulk.fixture = try await NodeProcess.start("bulk")
+    } teardown: {
+        await bulk.fixture?.stop()
+        bulk.fixture = nil
     }
 
     Benchmark("idle-node", configuration: .init(
