@@ -13,7 +13,9 @@
 #     restarting it gives daemonAvailable and the host is rediscovered; its own peers stay known;
 #   - a peer that registered while a host was partitioned (nftables drop on the bridge) is found
 #     by that host within 3 s of refresh() after the partition heals;
-#   - a TXT update (new database list) is reported as updated.
+#   - a TXT update (new database list) is reported as updated;
+#   - a probe whose browse rests (--rest-ms, as nodes run it) misses a goodbye and a late
+#     joiner while it rests, and a refresh() reports both (removed, added).
 #
 # Never touches the root network namespace: every avahi-daemon and probe runs inside namespaces
 # made here (unique prefix per run) and everything is torn down on exit, also on failure.
@@ -86,6 +88,16 @@ wait_line() {
 
 # expect_line NAME FILE REGEX TIMEOUT_MS SINCE_MS: a matching line appears at or after SINCE_MS;
 # prints the delay. Delays are collected per first word of NAME for the summary.
+# wait_rested NAME COUNT: waits (up to 10 s) until probe NAME logged its browse resting COUNT times.
+wait_rested() {
+    local deadline=$(( $(now_ms) + 10000 ))
+    until [ "$(grep -c 'browse resting' "$W/$1.err" 2>/dev/null || true)" -ge "$2" ]; do
+        [ "$(now_ms)" -ge "$deadline" ] && { fail "$1: browse not resting ($2) within 10 s"; return 0; }
+        sleep 0.05
+    done
+    pass "$1: browse rested ($2)"
+}
+
 expect_line() {
     local name=$1 file=$2 regex=$3 timeout=$4 since=$5 ts
     if ts=$(wait_line "$file" "$regex" "$timeout" "$since"); then
@@ -175,6 +187,7 @@ start_probe p3 3 node-3 orders
 start_probe px 3 other-3 other           # other subtype
 start_probe py 2 alias-2 'Orders!'        # same subtype label "orders", other TXT group
 start_probe pl 1 lazy-1 orders db --resolve-only node-2 --resolve-later node-2,node-3   # on demand
+PROBE_LOG=debug start_probe pr 2 rest-2 orders db --rest-ms 2000   # browse rests 2 s after it opened
 for p in p1 p2 p3; do expect_line "$p available" "$W/$p.log" "AVAILABLE" 3000 "$T0"; done
 expect_line "register->seen p1 sees node-2" "$W/p1.log" "ADDED node-2 10\.88\.0\.12 4984 db 1" 3000 "$T0"
 expect_line "register->seen p1 sees node-3" "$W/p1.log" "ADDED node-3 10\.88\.0\.13 4984 db 1" 3000 "$T0"
@@ -203,16 +216,30 @@ for p in px py; do kill -TERM "${PROBE_PID[$p]}"; done
 for p in px py; do expect_line "stop $p" "$W/$p.log" "STOPPED" 3000 "$T"; done
 
 # --- 2. goodbye on a clean stop ----------------------------------------------------------
+wait_rested pr 1
 T=$(now_ms); kill -TERM "${PROBE_PID[p3]}"
 expect_line "p3 stopped cleanly" "$W/p3.log" "STOPPED" 3000 "$T"
 expect_line "goodbye->removed p1 removes node-3" "$W/p1.log" "REMOVED node-3" 3000 "$T"
 expect_line "goodbye->removed p2 removes node-3" "$W/p2.log" "REMOVED node-3" 3000 "$T"
 expect_line "goodbye->removed pl removes node-3" "$W/pl.log" "REMOVED node-3" 3000 "$T"
+# The resting probe heard nothing of it; a refresh reopens its browse, which does not list
+# node-3 again once the daemon's cache is read out.
+expect_line "resting pr had seen node-3" "$W/pr.log" "ADDED node-3 10\.88\.0\.13 " 0 "$T0"
+expect_no_line "resting pr misses the goodbye" "$W/pr.log" "REMOVED node-3"
+T=$(now_ms); kill -USR1 "${PROBE_PID[pr]}"
+expect_line "rest+refresh->removed pr removes node-3" "$W/pr.log" "REMOVED node-3" 3000 "$T"
+expect_no_line "rest+refresh keeps node-1" "$W/pr.log" "REMOVED node-1"
+wait_rested pr 2   # the reopened browse rests again
 
 # --- 3. a late joiner, then SIGKILL ------------------------------------------------------
 T=$(now_ms); start_probe p4 3 node-4 orders
 expect_line "register->seen p1 sees late node-4" "$W/p1.log" "ADDED node-4 " 3000 "$T"
 expect_line "register->seen p2 sees late node-4" "$W/p2.log" "ADDED node-4 " 3000 "$T"
+expect_no_line "resting pr does not see late node-4" "$W/pr.log" "ADDED node-4 "
+T=$(now_ms); kill -USR1 "${PROBE_PID[pr]}"
+expect_line "rest+refresh->seen pr sees node-4" "$W/pr.log" "ADDED node-4 10\.88\.0\.13 " 1500 "$T"
+T=$(now_ms); kill -TERM "${PROBE_PID[pr]}"
+expect_line "stop pr" "$W/pr.log" "STOPPED" 3000 "$T"
 T=$(now_ms); { kill -KILL "${PROBE_PID[p4]}"; wait "${PROBE_PID[p4]}"; } 2>/dev/null || true
 expect_line "sigkill->removed p1 removes node-4" "$W/p1.log" "REMOVED node-4" 5000 "$T"
 expect_line "sigkill->removed pl removes node-4 (browsed, never resolved)" "$W/pl.log" "REMOVED node-4" 5000 "$T"

@@ -41,8 +41,10 @@ enum AvahiCallbacks {
             )
         case AVAHI_BROWSER_FAILURE:
             handle.engine.handleFailed(handle, error: errorCode(browser.flatMap(avahi_service_browser_get_client)))
+        case AVAHI_BROWSER_CACHE_EXHAUSTED:
+            handle.engine.browseCacheExhausted(handle: handle)
         default:
-            break  // cache exhausted, all for now
+            break  // all for now
         }
     }
 

@@ -28,6 +28,20 @@ public struct DiscoveryConfiguration: Sendable {
     /// A mesh that links to a few of many peers needs only those few addresses, and each
     /// resolution is continuous work for every avahi-daemon on the link.
     public var resolveOnDemand = false
+    /// When set, the browse is closed ("rests") this long after it was opened, and
+    /// ``ServiceDiscovery/refresh()`` opens it again; `nil` browses without a pause.
+    ///
+    /// A browse is a querier in avahi-daemon that asks again after 1, 2, 4, 8… s with every
+    /// peer it knows as a known answer, and every daemon on the link files each known answer
+    /// of each question in a list it searches linearly: with dozens of nodes started at once
+    /// that is most of the CPU of every daemon. A resting node still answers others' questions
+    /// and keeps its resolvers; a node that arrives later finds it by its own browse (and
+    /// links to it), so nodes that start together stop asking together. While it
+    /// rests it does not see goodbyes: a peer that left is forgotten when the reopened browse
+    /// does not list it again. Resolvers and address queries rest too: each is closed once it
+    /// answered (its querier would ask again after 1, 2, 4… s with the answer as a known answer)
+    /// and opened again by the next refresh, so TXT, port and address changes are seen then.
+    public var browseRestsAfter: Duration?
 
     /// A configuration with the default service type, protocol version and timings.
     public init(nodeID: String, group: String, port: Int, databases: [String]) {

@@ -128,6 +128,8 @@ extension DiscoveryEngine {
         }
         handle.attach(browser)
         browse = handle
+        browseOpenedAt = clock.now
+        browseResting = false
         logger.debug("browsing", metadata: ["type": "\(type)"])
         return nil
     }
@@ -226,10 +228,14 @@ extension DiscoveryEngine {
         endRequery()
         browse?.deallocate()
         browse = nil
+        browseOpenedAt = nil
+        browseResting = false
+        browseUnconfirmed = false
         for handle in resolvers.values { handle.deallocate() }
         resolvers = [:]
         for handle in addressQueries.values { handle.deallocate() }
         addressQueries = [:]
+        answeredLookups = []
         resolveRetries = [:]
         queryRetries = [:]
         lookupFailures = [:]
@@ -257,8 +263,49 @@ extension DiscoveryEngine {
             return
         }
         logger.debug("refresh: asking the network again")
+        if browseResting { reopenBrowse() }
+        reopenAnsweredLookups()
         startRequery(now: now)
         settle()
+    }
+
+    /// When the open browse is due to rest: ``DiscoveryConfiguration/browseRestsAfter`` after
+    /// it was opened (reopened: after it read out the daemon's cache).
+    var browseRestsAt: Instant? {
+        guard let rest = configuration.browseRestsAfter, let at = browseOpenedAt, !browseUnconfirmed else { return nil }
+        return at + rest
+    }
+
+    /// Closes the browse until the next refresh (see ``DiscoveryConfiguration/browseRestsAfter``);
+    /// the instances, resolvers and address queries stay.
+    func restBrowse() {
+        browse?.deallocate()
+        browse = nil
+        browseOpenedAt = nil
+        browseResting = true
+        logger.debug("browse resting after \(configuration.browseRestsAfter ?? .zero); a refresh opens it again")
+    }
+
+    /// Opens again the resolvers and address queries closed after their answer (lookups rest
+    /// with the browse): a peer dialed in vain may have moved.
+    private func reopenAnsweredLookups() {
+        for (instance, handle) in resolvers.sorted(by: { $0.key < $1.key }) where !handle.isAlive {
+            startResolve(instance: instance, domain: table.instances[instance]?.domain ?? "local")
+        }
+        for handle in addressQueries.values where !handle.isAlive {
+            if case .addressQuery(let host) = handle.kind { startAddressQuery(host: host) }
+        }
+    }
+
+    /// Opens the rested browse again; the instances it does not list before the daemon's cache
+    /// is read out are forgotten (``PeerTable/browseConfirmed()``).
+    private func reopenBrowse() {
+        if let failure = createBrowse() {
+            connectionLost = failure
+            return
+        }
+        table.browseReopened()
+        browseUnconfirmed = true
     }
 
     /// Advertises a new database list (updates the TXT record in place).

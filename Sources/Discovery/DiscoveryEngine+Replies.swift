@@ -28,10 +28,19 @@ extension DiscoveryEngine {
             : table.browseRemoved(instance: instance, interface: interface)
     }
 
+    /// The browse has listed everything the daemon had cached.
+    func browseCacheExhausted(handle: AvahiHandle) {
+        guard handle === browse, browseUnconfirmed else { return }
+        browseUnconfirmed = false
+        browseOpenedAt = clock.now
+        pendingEffects += table.browseConfirmed()
+    }
+
     func resolveReply(instance: String, hostTarget: String, port: Int, txt: TXTRecord) {
         logger.trace("resolved \(instance): \(hostTarget):\(port)")
         lookupFailures["resolve \(instance)"] = nil
         pendingEffects += table.resolved(instance: instance, hostTarget: hostTarget, port: port, txt: txt)
+        if configuration.browseRestsAfter != nil, let handle = resolvers[instance] { answeredLookups.append(handle) }
     }
 
     func addressReply(added: Bool, host: String, address: String) {
@@ -40,6 +49,9 @@ extension DiscoveryEngine {
         pendingEffects += added
             ? table.addressAdded(host: host, address: address)
             : table.addressRemoved(host: host, address: address)
+        if added, configuration.browseRestsAfter != nil, let handle = addressQueries[PeerTable.hostKey(host)] {
+            answeredLookups.append(handle)
+        }
     }
 
     /// A handle reported an error in its callback. Dealt with in ``settle()``.
@@ -58,6 +70,12 @@ extension DiscoveryEngine {
             } else if let redo = registrationToRedo {
                 registrationToRedo = nil
                 redoRegistration(redo)
+            } else if !answeredLookups.isEmpty {
+                // Resting lookups: closed once answered (their queriers stop asking), kept in
+                // `resolvers`/`addressQueries` so that a refresh opens them again.
+                let answered = answeredLookups
+                answeredLookups = []
+                for handle in answered { handle.deallocate() }
             } else if !failedHandles.isEmpty {
                 let failures = failedHandles
                 failedHandles = []
@@ -156,6 +174,9 @@ extension DiscoveryEngine {
         }
         if let at = requeryEndsAt, at <= now {
             endRequery()
+        }
+        if let at = browseRestsAt, at <= now {
+            restBrowse()
         }
         if let at = sweepAt, at <= now {
             sweepAt = nil

@@ -54,6 +54,17 @@ final class DiscoveryEngine: @unchecked Sendable {
     /// alternative after a name conflict.
     var registeredName: String
     var browse: AvahiHandle?
+    /// While the browse is open: when it was opened, or when a reopened browse had read out the
+    /// daemon's cache (the rest timer, ``DiscoveryConfiguration/browseRestsAfter``).
+    var browseOpenedAt: Instant?
+    /// Resolvers and address queries that answered while lookups rest, to close after the
+    /// poll iteration (never inside a callback).
+    var answeredLookups: [AvahiHandle] = []
+    /// Whether the browse was closed to rest (``refresh(now:)`` opens it again).
+    var browseResting = false
+    /// Whether a reopened browse has yet to read out the daemon's cache (then unlisted
+    /// instances are forgotten, and only then may it rest again).
+    var browseUnconfirmed = false
     var resolvers: [String: AvahiHandle] = [:]
     /// Host key → query.
     var addressQueries: [String: AvahiHandle] = [:]
@@ -167,7 +178,7 @@ final class DiscoveryEngine: @unchecked Sendable {
     /// Milliseconds until the next timer (at most 5 s; the wake-up pipe ends the wait early).
     func pollTimeout(now: Instant) -> Int32 {
         var next = now + .seconds(5)
-        for deadline in [reconnectAt, sweepAt, requeryEndsAt].compactMap({ $0 }) + Array(resolveRetries.values)
+        for deadline in [reconnectAt, sweepAt, requeryEndsAt, browseRestsAt].compactMap({ $0 }) + Array(resolveRetries.values)
             + Array(queryRetries.values) {
             next = min(next, deadline)
         }

@@ -20,6 +20,9 @@
 /// - After the handles were lost or a refresh (``handlesLost()``), known instances become
 ///   stale: they stay reported, are resolved again when browsed again, and ``sweepStale()``
 ///   removes those that were not.
+/// - A browse that rested and is opened again (``browseReopened()``) must list every known
+///   instance again: ``browseConfirmed()`` (after the daemon's cache was read out) forgets
+///   the instances it did not list; they left while nobody was browsing.
 /// - On demand (`onDemand`): every browsed instance is reported ``DiscoveryEvent/browsed(nodeID:)``
 ///   by its instance name (and `removed` when it goes before it was reported), but only the
 ///   instances named in `wanted` (``want(_:)``) are resolved and addressed. A peer resolved
@@ -76,6 +79,8 @@ struct PeerTable: Sendable {
     var wanted: Set<String> = []
     /// The instance names reported `browsed` (when `onDemand`) and not reported gone since.
     var listed: Set<String> = []
+    /// Known instances a reopened browse has not listed yet (see ``browseReopened()``).
+    var unconfirmed: Set<String> = []
 
     init(ownNodeID: String, group: String, onDemand: Bool = false) {
         self.ownNodeID = ownNodeID
@@ -113,10 +118,12 @@ struct PeerTable: Sendable {
             resolveBackoff.remove(name)
         }
         instances[name] = entry
+        unconfirmed.remove(name)
         return reconcile()
     }
 
     mutating func browseRemoved(instance name: String, interface: UInt32) -> [Effect] {
+        unconfirmed.remove(name)
         guard var entry = instances[name] else { return [] }
         entry.interfaces.remove(interface)
         instances[name] = entry.interfaces.isEmpty ? nil : entry
@@ -181,6 +188,7 @@ struct PeerTable: Sendable {
     /// The browse, every resolver and every address query are gone (the daemon went away, or
     /// a refresh tore them down). Known instances become stale; reported peers stay.
     mutating func handlesLost() -> [Effect] {
+        unconfirmed = []
         resolving = []
         resolveBackoff = []
         queriedHosts = [:]
@@ -189,6 +197,23 @@ struct PeerTable: Sendable {
             instances[name]?.interfaces = []
             instances[name]?.stale = true
         }
+        return reconcile()
+    }
+
+    /// The browse rested (closed while nothing changed; resolvers and address queries kept
+    /// running, every instance kept) and is opened again: each known instance has to be listed
+    /// by it again before ``browseConfirmed()``.
+    mutating func browseReopened() {
+        unconfirmed = Set(instances.keys).subtracting(ownInstanceNames)
+    }
+
+    /// The reopened browse has listed everything the daemon holds: the instances it did not
+    /// list left while it rested (a goodbye or an expiry nobody was browsing for); they are
+    /// forgotten and their peers reported removed.
+    mutating func browseConfirmed() -> [Effect] {
+        guard !unconfirmed.isEmpty else { return [] }
+        for name in unconfirmed { instances[name] = nil }
+        unconfirmed = []
         return reconcile()
     }
 

@@ -101,14 +101,24 @@ extension MeshManager {
         }
     }
 
-    /// Refreshes `discovery` while some dialed mDNS peer is unlinked (see ``follow(_:meshes:)``).
+    /// Whether discovery should ask the network again: some dialed mDNS peer is unlinked (a
+    /// partition may have healed, the peer may have gone or moved), or this node has no link
+    /// at all (it may have looked before anyone else was on the network; with a browse that
+    /// rests, see ``DiscoveryConfiguration/browseRestsAfter``, it would not look again).
+    static func wantsRefresh(_ peers: [MeshPeer]) -> Bool {
+        peers.contains { $0.dialing && $0.source == .mdns && $0.connectedSince == nil }
+            || !peers.contains { $0.connectedSince != nil }
+    }
+
+    /// Refreshes `discovery` while ``wantsRefresh(_:)`` (see ``follow(_:meshes:)``), backing
+    /// off from 5 s to 60 s.
     func refreshWhileUnlinked(_ discovery: ServiceDiscovery) -> Task<Void, Never> {
         Task { [weak self] in
             var interval = Self.refreshInterval.lowerBound
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 guard let self else { return }
-                if self.peers.contains(where: { $0.dialing && $0.source == .mdns && $0.connectedSince == nil }) {
+                if Self.wantsRefresh(self.peers) {
                     discovery.refresh()
                     interval = min(interval * 2, Self.refreshInterval.upperBound)
                 } else {

@@ -266,6 +266,10 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
             var settings = DiscoveryConfiguration(nodeID: nodeID, group: group, port: publicPort, databases: names.sorted())
             // Only the peers some database's dial rule links to are resolved.
             settings.resolveOnDemand = true
+            // The browse rests 3 s after it opened; the mesh's refresh() reopens it while a
+            // peer it dials stays unlinked or it has no link at all (a heal, a peer gone, a
+            // node that started before anyone else was on the network).
+            settings.browseRestsAfter = .seconds(3)
             let discovery = ServiceDiscovery(configuration: settings, logger: Logger(label: "Discovery"))
             // The group's databases share the discovery (its events are taken once).
             let members = names.sorted().compactMap { name in meshes[name].map { (mesh: $0, database: name) } }

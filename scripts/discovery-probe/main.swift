@@ -2,10 +2,12 @@
 // scripts/discovery-netns-test.sh. Not part of the product.
 //
 //   DiscoveryProbe --id NODE --group GROUP [--port 4984] [--db a,b] [--retry-ms 2000]
-//                  [--resolve-only a,b [--resolve-later c,d]]
+//                  [--resolve-only a,b [--resolve-later c,d]] [--rest-ms MS]
 //
 // --resolve-only resolves on demand: only the peers listed (instance names) are resolved,
 // every browsed peer is printed BROWSED; SIGHUP switches to the --resolve-later list.
+// --rest-ms sets DiscoveryConfiguration.browseRestsAfter (the browse and answered lookups
+// rest that long after the browse opened; SIGUSR1's refresh() opens them again).
 //
 // Output lines (times are wall-clock milliseconds since the epoch, comparable across hosts):
 //   <ms> START <id>
@@ -58,6 +60,9 @@ if let retry = options["retry-ms"].flatMap(Int.init) {
 }
 func nameSet(_ option: String?) -> Set<String>? {
     option.map { Set($0.split(separator: ",").map(String.init)) }
+}
+if let rest = options["rest-ms"].flatMap(Int.init) {
+    configuration.browseRestsAfter = .milliseconds(rest)
 }
 let resolveOnly = nameSet(options["resolve-only"])
 let resolveLater = nameSet(options["resolve-later"]) ?? []
