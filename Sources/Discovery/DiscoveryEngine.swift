@@ -145,6 +145,19 @@ final class DiscoveryEngine: @unchecked Sendable {
         _ = write(wakeWrite, &byte, 1)
     }
 
+    /// The commands to carry out of those queued: a `resolveOnly` set is dropped when a later one
+    /// follows (it replaces the set), the rest stay in order. Each set change starts and stops
+    /// lookups, and every start or stop is a D-Bus round trip to the daemon that blocks this
+    /// thread; while 47 peers are browsed at once the mesh asks for a new set after each, and
+    /// against a busy daemon (seconds per round trip) the sets piled up behind each other.
+    static func coalesced(_ commands: [Command]) -> [Command] {
+        guard let last = commands.lastIndex(where: { if case .resolveOnly = $0 { true } else { false } }) else { return commands }
+        return commands.enumerated().compactMap { index, command in
+            if case .resolveOnly = command, index != last { return nil }
+            return command
+        }
+    }
+
     /// Starts the engine thread.
     func startThread() {
         let thread = Thread { [self] in run() }
@@ -157,7 +170,7 @@ final class DiscoveryEngine: @unchecked Sendable {
         logger.debug("discovery thread started", metadata: ["node": "\(configuration.nodeID)"])
         connect(now: clock.now)
         loop: while true {
-            for command in commands.withLock({ list in defer { list = [] }; return list }) {
+            for command in Self.coalesced(commands.withLock({ list in defer { list = [] }; return list })) {
                 switch command {
                 case .stop: break loop
                 case .refresh: refresh(now: clock.now)
