@@ -245,7 +245,7 @@ let package = Package(
         .testTarget(
             name: "DocumentStoreTests",
             dependencies: [
-                "DocumentStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "CSQLiteCrypt", "DocumentStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

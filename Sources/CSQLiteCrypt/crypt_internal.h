@@ -56,4 +56,13 @@ int shoal_crypt_open_page(EVP_CIPHER_CTX *ctx, const KeyEntry *key, int kind, ui
 int shoal_crypt_stream(EVP_CIPHER_CTX *ctx, const unsigned char *key, sqlite3_int64 offset,
                        const unsigned char *in, unsigned char *out, int count);
 
+/* The WAL write buffer (shoal_wal_buffer.c): the bytes of a run it holds at most (the
+ * unix VFS writes at most 0x1ffff bytes per call and reports a longer write as a full
+ * disk), the size of its file object (the wrapped file follows it), and its xOpen. */
+#define SHOAL_WAL_BUFFER_BYTES (31 * 4096)
+size_t shoal_wal_buffer_file_size(void);
+/* The file an encrypted file wraps, or `file` itself when it is not encrypted. */
+sqlite3_file *shoal_crypt_inner_file(sqlite3_file *file);
+int shoal_wal_buffer_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, int flags, int *outFlags);
+
 #endif

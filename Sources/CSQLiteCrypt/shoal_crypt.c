@@ -353,6 +353,10 @@ static const sqlite3_io_methods cryptMethods = {
     cryptShmLock, cryptShmBarrier, cryptShmUnmap, cryptFetch, cryptUnfetch,
 };
 
+sqlite3_file *shoal_crypt_inner_file(sqlite3_file *file) {
+    return file->pMethods == &cryptMethods ? ((CryptFile *)file)->real : file;
+}
+
 static int cryptOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, int flags, int *outFlags) {
     (void)vfs;
     KeyEntry key;
@@ -374,13 +378,15 @@ static int cryptOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file
         }
     }
     if (kind == 0) {
-        /* No key: the unix VFS's own file, with no shim in the way. */
+        /* No key: the unix VFS's own file; a WAL gets the write buffer. */
+        if (flags & SQLITE_OPEN_WAL) return shoal_wal_buffer_open(original, name, file, flags, outFlags);
         return original->xOpen(original, name, file, flags, outFlags);
     }
     CryptFile *p = (CryptFile *)file;
     memset(p, 0, sizeof(CryptFile));
     p->real = (sqlite3_file *)(p + 1);
-    int rc = original->xOpen(original, name, p->real, flags, outFlags);
+    int rc = kind == KIND_WAL ? shoal_wal_buffer_open(original, name, p->real, flags, outFlags)
+                              : original->xOpen(original, name, p->real, flags, outFlags);
     if (rc != SQLITE_OK) {
         OPENSSL_cleanse(&key, sizeof(key));
         return rc;
@@ -437,7 +443,7 @@ static void registerNow(void) {
     }
     memset(&cryptVfs, 0, sizeof(cryptVfs));
     cryptVfs.iVersion = 3;
-    cryptVfs.szOsFile = (int)sizeof(CryptFile) + original->szOsFile;
+    cryptVfs.szOsFile = (int)(sizeof(CryptFile) + shoal_wal_buffer_file_size()) + original->szOsFile;
     cryptVfs.mxPathname = original->mxPathname;
     cryptVfs.zName = "shoal-crypt";
     cryptVfs.xOpen = cryptOpen;

@@ -10,7 +10,8 @@
  * the tag, a key check value, the passphrase salt and a format marker live in
  * the page's last SHOAL_CRYPT_RESERVE bytes, which SQLite is told to reserve.
  * Rollback journals and temporary files are encrypted with AES-256-CTR.
- * Databases without a key pass straight through to the unix VFS.
+ * Databases without a key pass straight through to the unix VFS, except that every
+ * WAL file (plain or encrypted) gets a write buffer: see shoal_wal_buffer.c.
  * The format is described in docs/storage.md ("Encryption at rest").
  */
 
@@ -68,6 +69,15 @@ int shoal_crypt_random(unsigned char *out, int count);
 
 /** Page writes sealed since the process started (all databases). */
 unsigned long long shoal_crypt_pages_sealed(void);
+
+struct sqlite3;
+
+/**
+ * The WAL write buffer (every WAL file opened through this VFS, plain or encrypted): for
+ * the WAL file of connection `db`, the writes SQLite asked for against the writes that
+ * reached the file since it was opened (returns 0 when `db` has no buffered WAL).
+ */
+int shoal_wal_buffer_connection_stats(struct sqlite3 *db, unsigned long long *taken, unsigned long long *issued);
 
 #ifdef __cplusplus
 }
