@@ -62,29 +62,56 @@ extension DocumentStore {
     /// batch of a replication): the trees are read by a few `IN (…)` queries.
     public func revsDiff(_ request: [(docID: String, revs: [RevID])]) async throws(StoreError) -> [RevsDiffEntry] {
         try await read { db in
-            var trees: [String: RevTree] = [:]
-            var keys = Array(Set(request.map(\.docID)))
-            while !keys.isEmpty {
-                let chunk = keys.suffix(Self.keysPerQuery)
-                keys.removeLast(chunk.count)
-                let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-                let statement = try db.cachedStatement(sql: "SELECT key, tree FROM \(Tables.docs) WHERE key IN (\(placeholders))")
-                let rows = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
-                while let row = try rows.next() {
-                    let key: String = row[0]
-                    do {
-                        trees[key] = try RevTree(serialized: row[1] as Data)
-                    } catch {
-                        throw StoreError(.storage, reason: "corrupt revision tree for \(key): \(error)")
-                    }
-                }
-            }
+            let trees = try Self.trees(db, keys: Array(Set(request.map(\.docID))))
             var result: [RevsDiffEntry] = []
             for (docID, revs) in request {
                 if let entry = Self.revsDiffEntry(docID: docID, revs: revs, tree: trees[docID]) { result.append(entry) }
             }
             return result
         }
+    }
+
+    /// For each offered (document, revision) of a replication's `changes` batch, in order:
+    /// nil when the store has the revision, else the leaves of the document that could be
+    /// its ancestors (older generations; none for an unknown document). `revsDiff`'s
+    /// answer per revision, without building it per document.
+    public func missingRevisions(_ offered: [(docID: String, rev: RevID)]) async throws(StoreError) -> [[RevID]?] {
+        try await read { db in
+            var keys = offered.map(\.docID)
+            keys.sort()
+            var distinct: [String] = []
+            distinct.reserveCapacity(keys.count)
+            for key in keys where key != distinct.last { distinct.append(key) }
+            let trees = try Self.trees(db, keys: distinct)
+            return offered.map { docID, rev in
+                guard let tree = trees[docID] else { return [] }
+                guard !tree.contains(rev) else { return nil }
+                return tree.leaves.filter { $0.generation < rev.generation }
+            }
+        }
+    }
+
+    /// The revision trees of those of `keys` (distinct) that are stored, read by a few
+    /// `IN (…)` queries.
+    static func trees(_ db: Database, keys: [String]) throws -> [String: RevTree] {
+        var trees: [String: RevTree] = [:]
+        var start = keys.startIndex
+        while start < keys.endIndex {
+            let chunk = keys[start..<min(start + keysPerQuery, keys.endIndex)]
+            start = chunk.endIndex
+            let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            let statement = try db.cachedStatement(sql: "SELECT key, tree FROM \(Tables.docs) WHERE key IN (\(placeholders))")
+            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
+            while let row = try rows.next() {
+                let key: String = row[0]
+                do {
+                    trees[key] = try RevTree(serialized: row[1] as Data)
+                } catch {
+                    throw StoreError(.storage, reason: "corrupt revision tree for \(key): \(error)")
+                }
+            }
+        }
+        return trees
     }
 
     /// Keys per `IN (…)` query (SQLite allows 32 766 parameters; fewer keeps the

@@ -210,19 +210,10 @@ final class RevisionReceiver: Sendable {
 
     /// For each (doc, rev): nil if the database has it, else its known ancestors.
     private func missing(_ pairs: [(String, RevID)]) async throws(BLIPError) -> [[RevID]?] {
-        var byDoc: [String: [RevID]] = [:]
-        for (docID, rev) in pairs { byDoc[docID, default: []].append(rev) }
-        let diff: [RevsDiffEntry]
         do {
-            diff = try await store.revsDiff(byDoc.map { ($0.key, $0.value) })
+            return try await store.missingRevisions(pairs.map { (docID: $0.0, rev: $0.1) })
         } catch {
             throw ReplicationMessages.error(error)
-        }
-        var missing: [String: (Set<RevID>, [RevID])] = [:]
-        for entry in diff { missing[entry.docID] = (Set(entry.missing), entry.possibleAncestors) }
-        return pairs.map { docID, rev in
-            guard let (revs, ancestors) = missing[docID], revs.contains(rev) else { return nil }
-            return ancestors.filter { $0.generation < rev.generation }
         }
     }
 
