@@ -49,7 +49,7 @@ enum AvahiCallbacks {
     }
 
     static let resolve: AvahiServiceResolverCallback = {
-        resolver, _, _, event, _, _, _, hostName, _, port, txt, _, userdata in
+        resolver, _, _, event, _, _, _, hostName, address, port, txt, _, userdata in
         guard let handle = AvahiHandle.from(userdata), case .resolve(let instance) = handle.kind else { return }
         guard event == AVAHI_RESOLVER_FOUND, let hostName else {
             handle.engine.handleFailed(handle, error: errorCode(resolver.flatMap(avahi_service_resolver_get_client)))
@@ -59,8 +59,16 @@ enum AvahiCallbacks {
             instance: instance,
             hostTarget: String(cString: hostName),
             port: Int(port),
-            txt: TXTRecord(decoding: wireBytes(of: txt))
+            txt: TXTRecord(decoding: wireBytes(of: txt)),
+            address: address.flatMap(ipv4String)
         )
+    }
+
+    /// An IPv4 address as a dotted quad (nil for any other protocol).
+    static func ipv4String(_ address: UnsafePointer<AvahiAddress>) -> String? {
+        guard address.pointee.proto == Avahi.ipv4 else { return nil }
+        // `address` is in network byte order: its bytes in memory are the quad's, in order.
+        return withUnsafeBytes(of: address.pointee.data.ipv4.address) { AvahiStatus.ipv4String($0) }
     }
 
     static let record: AvahiRecordBrowserCallback = {

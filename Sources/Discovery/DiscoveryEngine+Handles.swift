@@ -134,13 +134,14 @@ extension DiscoveryEngine {
         return nil
     }
 
-    /// Starts resolving an instance (SRV + TXT; the address comes from the address query).
+    /// Starts resolving an instance: SRV, TXT and the host's IPv4 address in one resolver (one
+    /// D-Bus object; an address query is only needed when a resolver answers without one).
     /// A resolver that cannot be created is retried with a backoff.
     func startResolve(instance: String, domain: String) {
         let handle = AvahiHandle(kind: .resolve(instance: instance), engine: self)
         guard let client, let resolver = avahi_service_resolver_new(
             client, Avahi.anyInterface, Avahi.ipv4, instance, configuration.serviceType, domain, Avahi.ipv4,
-            AVAHI_LOOKUP_NO_ADDRESS, AvahiCallbacks.resolve, handle.context)
+            AvahiLookupFlags(rawValue: 0), AvahiCallbacks.resolve, handle.context)
         else {
             let error = client.map { avahi_client_errno($0) } ?? AvahiStatus.failure
             logger.debug("\(AvahiStatus.describe(error, call: "avahi_service_resolver_new")) for \(instance)")

@@ -36,10 +36,10 @@ extension DiscoveryEngine {
         pendingEffects += table.browseConfirmed()
     }
 
-    func resolveReply(instance: String, hostTarget: String, port: Int, txt: TXTRecord) {
-        logger.trace("resolved \(instance): \(hostTarget):\(port)")
+    func resolveReply(instance: String, hostTarget: String, port: Int, txt: TXTRecord, address: String?) {
+        logger.trace("resolved \(instance): \(hostTarget) \(address ?? "-"):\(port)")
         lookupFailures["resolve \(instance)"] = nil
-        pendingEffects += table.resolved(instance: instance, hostTarget: hostTarget, port: port, txt: txt)
+        pendingEffects += table.resolved(instance: instance, hostTarget: hostTarget, port: port, txt: txt, address: address)
         if configuration.browseRestsAfter != nil, let handle = resolvers[instance] { answeredLookups.append(handle) }
     }
 

@@ -50,7 +50,7 @@ extension PeerTable {
             guard let service = entry.service else { continue }
             let key = Self.hostKey(service.hostTarget)
             referenced.insert(key)
-            if !entry.interfaces.isEmpty && !queryBackoff.contains(key) && isWanted(name) {
+            if service.address == nil && !entry.interfaces.isEmpty && !queryBackoff.contains(key) && isWanted(name) {
                 wanted[key] = wanted[key] ?? service.hostTarget
             }
         }
@@ -74,7 +74,7 @@ extension PeerTable {
         guard nodeID != ownNodeID, advertisement.isMember(ofGroup: group) else { return nil }
         // While a moved peer's new host is being queried, its last reported address stands.
         let pending = reported.values.first { $0.instance == name }?.peer.host
-        guard let address = addresses[Self.hostKey(service.hostTarget)]?.first ?? pending else { return nil }
+        guard let address = service.address ?? addresses[Self.hostKey(service.hostTarget)]?.first ?? pending else { return nil }
         return DiscoveredPeer(
             nodeID: nodeID,
             host: address,

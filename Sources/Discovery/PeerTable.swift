@@ -10,10 +10,13 @@
 /// Rules:
 /// - An instance is browsed per interface; it exists while at least one interface has it
 ///   (several interfaces report the same service once each).
-/// - Each browsed instance has one resolver (SRV + TXT), kept running so TXT/port changes are
-///   seen; each distinct host target has one address query (type A), shared by its instances.
-/// - A peer is reported once it has an SRV/TXT result and an IPv4 address; the first address
-///   seen for a host is used while it lasts; the last one is kept when all are withdrawn.
+/// - Each browsed instance has one resolver (SRV + TXT, and the host's IPv4 address), running
+///   so TXT/port/address changes are seen (until the lookups rest). A host target whose
+///   resolvers answered without an address gets one address query (type A), shared by its
+///   instances.
+/// - A peer is reported once it has an SRV/TXT result and an IPv4 address: the resolver's, else
+///   the first address the query saw for the host (used while it lasts; the last one is kept
+///   when all are withdrawn).
 /// - This node (instance name or TXT `id`) and services whose TXT `group` differs are never
 ///   reported. Two instances with the same TXT `id` are reported once (the one reported
 ///   first, else the smallest instance name).
@@ -43,6 +46,8 @@ struct PeerTable: Sendable {
         var hostTarget: String
         var port: Int
         var advertisement: ServiceAdvertisement
+        /// The host's IPv4 address as the resolver found it (nil: ask an address query).
+        var address: String?
     }
 
     struct Instance: Sendable, Equatable {
@@ -130,12 +135,15 @@ struct PeerTable: Sendable {
         return reconcile()
     }
 
-    mutating func resolved(instance name: String, hostTarget: String, port: Int, txt: TXTRecord) -> [Effect] {
+    mutating func resolved(
+        instance name: String, hostTarget: String, port: Int, txt: TXTRecord, address: String? = nil
+    ) -> [Effect] {
         guard var entry = instances[name], !entry.interfaces.isEmpty else { return [] }
         entry.service = ResolvedService(
             hostTarget: hostTarget,
             port: port,
-            advertisement: ServiceAdvertisement(txt: txt)
+            advertisement: ServiceAdvertisement(txt: txt),
+            address: address
         )
         instances[name] = entry
         return reconcile()
