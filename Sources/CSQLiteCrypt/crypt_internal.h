@@ -56,6 +56,23 @@ int shoal_crypt_open_page(EVP_CIPHER_CTX *ctx, const KeyEntry *key, int kind, ui
 int shoal_crypt_stream(EVP_CIPHER_CTX *ctx, const unsigned char *key, sqlite3_int64 offset,
                        const unsigned char *in, unsigned char *out, int count);
 
+/* What both file wrappers start with (shoal_shim.c): SQLite's file and the file it wraps;
+ * and the methods they share, which go straight to that file or refuse memory mapping. */
+typedef struct ShimFile {
+    sqlite3_file base;
+    sqlite3_file *real;
+} ShimFile;
+int shoal_shim_lock(sqlite3_file *f, int level);
+int shoal_shim_unlock(sqlite3_file *f, int level);
+int shoal_shim_check_reserved_lock(sqlite3_file *f, int *out);
+int shoal_shim_sector_size(sqlite3_file *f);
+int shoal_shim_shm_map(sqlite3_file *f, int region, int size, int extend, void volatile **out);
+int shoal_shim_shm_lock(sqlite3_file *f, int offset, int count, int flags);
+void shoal_shim_shm_barrier(sqlite3_file *f);
+int shoal_shim_shm_unmap(sqlite3_file *f, int deleteFlag);
+int shoal_shim_no_fetch(sqlite3_file *f, sqlite3_int64 offset, int amount, void **out);
+int shoal_shim_no_unfetch(sqlite3_file *f, sqlite3_int64 offset, void *page);
+
 /* The WAL write buffer (shoal_wal_buffer.c): the bytes of a run it holds at most (the
  * unix VFS writes at most 0x1ffff bytes per call and reports a longer write as a full
  * disk), the size of its file object (the wrapped file follows it), and its xOpen. */

@@ -113,20 +113,19 @@ void shoal_crypt_remove_key(const char *path) {
 /* ---- the file ------------------------------------------------------------------ */
 
 typedef struct CryptFile {
-    sqlite3_file base;
+    ShimFile shim;                /* SQLite's file, then the file it wraps (`real`) */
     int kind;
     KeyEntry key;                 /* a copy: path and next are NULL */
     unsigned char streamKey[32];
     EVP_CIPHER_CTX *ctx;
     unsigned char *scratch;       /* two pages */
-    sqlite3_file *real;
 } CryptFile;
 
-#define REAL(f) (((CryptFile *)(f))->real)
+#define REAL(f) (((ShimFile *)(f))->real)
 
 static int cryptClose(sqlite3_file *file) {
     CryptFile *p = (CryptFile *)file;
-    int rc = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
+    int rc = p->shim.real->pMethods ? p->shim.real->pMethods->xClose(p->shim.real) : SQLITE_OK;
     if (p->ctx) EVP_CIPHER_CTX_free(p->ctx);
     if (p->scratch) sqlite3_free(p->scratch);
     OPENSSL_cleanse(&p->key, sizeof(p->key));
@@ -147,7 +146,7 @@ static int readSealed(CryptFile *p, sqlite3_int64 at, int kind, uint64_t index, 
                       unsigned char *out, int *sawShort) {
     unsigned char *raw = p->scratch;
     unsigned char *plain = p->scratch + PAGE;
-    int rc = p->real->pMethods->xRead(p->real, raw, PAGE, at);
+    int rc = p->shim.real->pMethods->xRead(p->shim.real, raw, PAGE, at);
     if (rc == SQLITE_IOERR_SHORT_READ) {
         *sawShort = 1;
     } else if (rc != SQLITE_OK) {
@@ -176,7 +175,7 @@ static int writeSealed(CryptFile *p, sqlite3_int64 at, int kind, uint64_t index,
     if (!shoal_crypt_all_zero(in + BODY, RESERVE)) return SQLITE_IOERR_WRITE; /* SQLite must leave the reserve alone */
     int rc = shoal_crypt_seal_page(p->ctx, &p->key, kind, index, in, sealed);
     if (rc != SQLITE_OK) return rc;
-    return p->real->pMethods->xWrite(p->real, sealed, PAGE, at);
+    return p->shim.real->pMethods->xWrite(p->shim.real, sealed, PAGE, at);
 }
 
 static int mainRead(CryptFile *p, unsigned char *out, int amount, sqlite3_int64 offset) {
@@ -216,7 +215,7 @@ static int walRead(CryptFile *p, unsigned char *out, int amount, sqlite3_int64 o
         int count;
         if (offset < WAL_HEADER) {
             count = (int)(WAL_HEADER - offset) < amount ? (int)(WAL_HEADER - offset) : amount;
-            int rc = p->real->pMethods->xRead(p->real, out, count, offset);
+            int rc = p->shim.real->pMethods->xRead(p->shim.real, out, count, offset);
             if (rc == SQLITE_IOERR_SHORT_READ) sawShort = 1; else if (rc != SQLITE_OK) return rc;
         } else {
             uint64_t frame = (uint64_t)(offset - WAL_HEADER) / FRAME;
@@ -224,7 +223,7 @@ static int walRead(CryptFile *p, unsigned char *out, int amount, sqlite3_int64 o
             sqlite3_int64 start = WAL_HEADER + (sqlite3_int64)frame * FRAME;
             if (within < FRAME_HEADER) {
                 count = FRAME_HEADER - within < amount ? FRAME_HEADER - within : amount;
-                int rc = p->real->pMethods->xRead(p->real, out, count, offset);
+                int rc = p->shim.real->pMethods->xRead(p->shim.real, out, count, offset);
                 if (rc == SQLITE_IOERR_SHORT_READ) sawShort = 1; else if (rc != SQLITE_OK) return rc;
             } else {
                 int from = within - FRAME_HEADER;
@@ -249,7 +248,7 @@ static int walWrite(CryptFile *p, const unsigned char *in, int amount, sqlite3_i
                 uint32_t pageSize = ((uint32_t)in[8] << 24) | ((uint32_t)in[9] << 16) | ((uint32_t)in[10] << 8) | in[11];
                 if (pageSize != PAGE) return SQLITE_IOERR_WRITE;
             }
-            int rc = p->real->pMethods->xWrite(p->real, in, count, offset);
+            int rc = p->shim.real->pMethods->xWrite(p->shim.real, in, count, offset);
             if (rc != SQLITE_OK) return rc;
         } else {
             uint64_t frame = (uint64_t)(offset - WAL_HEADER) / FRAME;
@@ -257,7 +256,7 @@ static int walWrite(CryptFile *p, const unsigned char *in, int amount, sqlite3_i
             sqlite3_int64 start = WAL_HEADER + (sqlite3_int64)frame * FRAME;
             if (within < FRAME_HEADER) {
                 count = FRAME_HEADER - within < amount ? FRAME_HEADER - within : amount;
-                int rc = p->real->pMethods->xWrite(p->real, in, count, offset);
+                int rc = p->shim.real->pMethods->xWrite(p->shim.real, in, count, offset);
                 if (rc != SQLITE_OK) return rc;
             } else {
                 if (within != FRAME_HEADER || amount < PAGE) return SQLITE_IOERR_WRITE;
@@ -274,9 +273,9 @@ static int walWrite(CryptFile *p, const unsigned char *in, int amount, sqlite3_i
 }
 
 static int streamRead(CryptFile *p, unsigned char *out, int amount, sqlite3_int64 offset) {
-    int rc = p->real->pMethods->xRead(p->real, out, amount, offset);
+    int rc = p->shim.real->pMethods->xRead(p->shim.real, out, amount, offset);
     if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ) return rc;
-    int present = rc == SQLITE_OK ? amount : (int)bytesPresent(p->real, offset, amount);
+    int present = rc == SQLITE_OK ? amount : (int)bytesPresent(p->shim.real, offset, amount);
     int crc = shoal_crypt_stream(p->ctx, p->streamKey, offset, out, out, present);
     return crc != SQLITE_OK ? crc : rc;
 }
@@ -285,7 +284,7 @@ static int streamWrite(CryptFile *p, const unsigned char *in, int amount, sqlite
     unsigned char *buffer = amount <= 2 * PAGE ? p->scratch : sqlite3_malloc(amount);
     if (!buffer) return SQLITE_IOERR_NOMEM;
     int rc = shoal_crypt_stream(p->ctx, p->streamKey, offset, in, buffer, amount);
-    if (rc == SQLITE_OK) rc = p->real->pMethods->xWrite(p->real, buffer, amount, offset);
+    if (rc == SQLITE_OK) rc = p->shim.real->pMethods->xWrite(p->shim.real, buffer, amount, offset);
     if (buffer != p->scratch) sqlite3_free(buffer);
     return rc;
 }
@@ -311,9 +310,6 @@ static int cryptWrite(sqlite3_file *file, const void *in, int amount, sqlite3_in
 static int cryptTruncate(sqlite3_file *f, sqlite3_int64 size) { return REAL(f)->pMethods->xTruncate(REAL(f), size); }
 static int cryptSync(sqlite3_file *f, int flags) { return REAL(f)->pMethods->xSync(REAL(f), flags); }
 static int cryptFileSize(sqlite3_file *f, sqlite3_int64 *size) { return REAL(f)->pMethods->xFileSize(REAL(f), size); }
-static int cryptLock(sqlite3_file *f, int level) { return REAL(f)->pMethods->xLock(REAL(f), level); }
-static int cryptUnlock(sqlite3_file *f, int level) { return REAL(f)->pMethods->xUnlock(REAL(f), level); }
-static int cryptCheckReservedLock(sqlite3_file *f, int *out) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out); }
 static int cryptFileControl(sqlite3_file *f, int op, void *arg) {
     if (op == SQLITE_FCNTL_VFSNAME) {
         char *inner = NULL;
@@ -323,38 +319,19 @@ static int cryptFileControl(sqlite3_file *f, int op, void *arg) {
     }
     return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
 }
-static int cryptSectorSize(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
 static int cryptDeviceCharacteristics(sqlite3_file *f) {
     /* Whole pages are rewritten sealed: a partial-page write never happens. */
     return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)) | SQLITE_IOCAP_POWERSAFE_OVERWRITE;
 }
-static int cryptShmMap(sqlite3_file *f, int region, int size, int extend, void volatile **out) {
-    return REAL(f)->pMethods->xShmMap(REAL(f), region, size, extend, out);
-}
-static int cryptShmLock(sqlite3_file *f, int offset, int count, int flags) {
-    return REAL(f)->pMethods->xShmLock(REAL(f), offset, count, flags);
-}
-static void cryptShmBarrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
-static int cryptShmUnmap(sqlite3_file *f, int deleteFlag) { return REAL(f)->pMethods->xShmUnmap(REAL(f), deleteFlag); }
-/* No memory-mapped reads of ciphertext: SQLite falls back to xRead. */
-static int cryptFetch(sqlite3_file *f, sqlite3_int64 offset, int amount, void **out) {
-    (void)f; (void)offset; (void)amount;
-    *out = NULL;
-    return SQLITE_OK;
-}
-static int cryptUnfetch(sqlite3_file *f, sqlite3_int64 offset, void *page) {
-    (void)f; (void)offset; (void)page;
-    return SQLITE_OK;
-}
-
 static const sqlite3_io_methods cryptMethods = {
-    3, cryptClose, cryptRead, cryptWrite, cryptTruncate, cryptSync, cryptFileSize, cryptLock, cryptUnlock,
-    cryptCheckReservedLock, cryptFileControl, cryptSectorSize, cryptDeviceCharacteristics, cryptShmMap,
-    cryptShmLock, cryptShmBarrier, cryptShmUnmap, cryptFetch, cryptUnfetch,
+    3, cryptClose, cryptRead, cryptWrite, cryptTruncate, cryptSync, cryptFileSize, shoal_shim_lock, shoal_shim_unlock,
+    shoal_shim_check_reserved_lock, cryptFileControl, shoal_shim_sector_size, cryptDeviceCharacteristics,
+    shoal_shim_shm_map, shoal_shim_shm_lock, shoal_shim_shm_barrier, shoal_shim_shm_unmap, shoal_shim_no_fetch,
+    shoal_shim_no_unfetch,
 };
 
 sqlite3_file *shoal_crypt_inner_file(sqlite3_file *file) {
-    return file->pMethods == &cryptMethods ? ((CryptFile *)file)->real : file;
+    return file->pMethods == &cryptMethods ? REAL(file) : file;
 }
 
 static int cryptOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, int flags, int *outFlags) {
@@ -384,9 +361,9 @@ static int cryptOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file
     }
     CryptFile *p = (CryptFile *)file;
     memset(p, 0, sizeof(CryptFile));
-    p->real = (sqlite3_file *)(p + 1);
-    int rc = kind == KIND_WAL ? shoal_wal_buffer_open(original, name, p->real, flags, outFlags)
-                              : original->xOpen(original, name, p->real, flags, outFlags);
+    p->shim.real = (sqlite3_file *)(p + 1);
+    int rc = kind == KIND_WAL ? shoal_wal_buffer_open(original, name, p->shim.real, flags, outFlags)
+                              : original->xOpen(original, name, p->shim.real, flags, outFlags);
     if (rc != SQLITE_OK) {
         OPENSSL_cleanse(&key, sizeof(key));
         return rc;
@@ -406,10 +383,10 @@ static int cryptOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file
     p->ctx = EVP_CIPHER_CTX_new();
     p->scratch = sqlite3_malloc(2 * PAGE);
     if (!p->ctx || !p->scratch) rc = SQLITE_NOMEM;
-    p->base.pMethods = &cryptMethods;
+    p->shim.base.pMethods = &cryptMethods;
     if (rc != SQLITE_OK) {
         cryptClose(file);
-        p->base.pMethods = NULL;
+        p->shim.base.pMethods = NULL;
     }
     return rc;
 }

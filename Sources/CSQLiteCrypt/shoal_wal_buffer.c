@@ -23,8 +23,7 @@
 #include "crypt_internal.h"
 
 typedef struct WalBufferFile {
-    sqlite3_file base;
-    sqlite3_file *real;
+    ShimFile shim;            /* SQLite's file, then the file it wraps (`real`) */
     unsigned char *bytes;     /* SHOAL_WAL_BUFFER_BYTES, allocated at the first write */
     sqlite3_int64 start;      /* file offset of bytes[0] */
     int length;               /* bytes held */
@@ -37,12 +36,12 @@ typedef struct WalBufferFile {
 size_t shoal_wal_buffer_file_size(void) { return (sizeof(WalBufferFile) + 15) & ~(size_t)15; }
 
 #define W(f) ((WalBufferFile *)(f))
-#define REAL_OF(f) (W(f)->real)
+#define REAL_OF(f) (((ShimFile *)(f))->real)
 
 /* Writes the held run to the file. */
 static int flush(WalBufferFile *p) {
     if (p->length == 0) return SQLITE_OK;
-    int rc = p->real->pMethods->xWrite(p->real, p->bytes, p->length, p->start);
+    int rc = p->shim.real->pMethods->xWrite(p->shim.real, p->bytes, p->length, p->start);
     p->issued++;
     p->length = 0;
     p->commitPending = 0;
@@ -62,14 +61,14 @@ static int bufferWrite(sqlite3_file *file, const void *in, int amount, sqlite3_i
         int rc = flush(p);
         if (rc != SQLITE_OK) return rc;
         p->issued++;
-        return p->real->pMethods->xWrite(p->real, in, amount, offset);
+        return p->shim.real->pMethods->xWrite(p->shim.real, in, amount, offset);
     }
     if (!p->bytes) {
         p->bytes = sqlite3_malloc(SHOAL_WAL_BUFFER_BYTES);
         if (!p->bytes) {
             p->enabled = 0;
             p->issued++;
-            return p->real->pMethods->xWrite(p->real, in, amount, offset);
+            return p->shim.real->pMethods->xWrite(p->shim.real, in, amount, offset);
         }
     }
     int commitEnds = p->commitPending && amount > FRAME_HEADER;
@@ -96,7 +95,7 @@ static int bufferWrite(sqlite3_file *file, const void *in, int amount, sqlite3_i
 static int bufferClose(sqlite3_file *file) {
     WalBufferFile *p = W(file);
     int rc = flush(p);
-    int closed = p->real->pMethods ? p->real->pMethods->xClose(p->real) : SQLITE_OK;
+    int closed = p->shim.real->pMethods ? p->shim.real->pMethods->xClose(p->shim.real) : SQLITE_OK;
     sqlite3_free(p->bytes);
     p->bytes = NULL;
     return rc != SQLITE_OK ? rc : closed;
@@ -122,47 +121,24 @@ static int bufferFileControl(sqlite3_file *f, int op, void *arg) {
     int rc = flush(W(f));
     return rc != SQLITE_OK ? rc : REAL_OF(f)->pMethods->xFileControl(REAL_OF(f), op, arg);
 }
-static int bufferLock(sqlite3_file *f, int level) { return REAL_OF(f)->pMethods->xLock(REAL_OF(f), level); }
-static int bufferUnlock(sqlite3_file *f, int level) { return REAL_OF(f)->pMethods->xUnlock(REAL_OF(f), level); }
-static int bufferCheckReservedLock(sqlite3_file *f, int *out) {
-    return REAL_OF(f)->pMethods->xCheckReservedLock(REAL_OF(f), out);
-}
-static int bufferSectorSize(sqlite3_file *f) { return REAL_OF(f)->pMethods->xSectorSize(REAL_OF(f)); }
 static int bufferDeviceCharacteristics(sqlite3_file *f) {
     return REAL_OF(f)->pMethods->xDeviceCharacteristics(REAL_OF(f));
 }
-static int bufferShmMap(sqlite3_file *f, int region, int size, int extend, void volatile **out) {
-    return REAL_OF(f)->pMethods->xShmMap(REAL_OF(f), region, size, extend, out);
-}
-static int bufferShmLock(sqlite3_file *f, int offset, int count, int flags) {
-    return REAL_OF(f)->pMethods->xShmLock(REAL_OF(f), offset, count, flags);
-}
-static void bufferShmBarrier(sqlite3_file *f) { REAL_OF(f)->pMethods->xShmBarrier(REAL_OF(f)); }
-static int bufferShmUnmap(sqlite3_file *f, int deleteFlag) { return REAL_OF(f)->pMethods->xShmUnmap(REAL_OF(f), deleteFlag); }
-static int bufferFetch(sqlite3_file *f, sqlite3_int64 offset, int amount, void **out) {
-    int rc = flush(W(f));
-    if (rc != SQLITE_OK) return rc;
-    return REAL_OF(f)->pMethods->iVersion >= 3 ? REAL_OF(f)->pMethods->xFetch(REAL_OF(f), offset, amount, out)
-                                               : (*out = NULL, SQLITE_OK);
-}
-static int bufferUnfetch(sqlite3_file *f, sqlite3_int64 offset, void *page) {
-    return REAL_OF(f)->pMethods->iVersion >= 3 ? REAL_OF(f)->pMethods->xUnfetch(REAL_OF(f), offset, page) : SQLITE_OK;
-}
-
 static const sqlite3_io_methods bufferMethods = {
-    3, bufferClose, bufferRead, bufferWrite, bufferTruncate, bufferSync, bufferFileSize, bufferLock, bufferUnlock,
-    bufferCheckReservedLock, bufferFileControl, bufferSectorSize, bufferDeviceCharacteristics, bufferShmMap,
-    bufferShmLock, bufferShmBarrier, bufferShmUnmap, bufferFetch, bufferUnfetch,
+    3, bufferClose, bufferRead, bufferWrite, bufferTruncate, bufferSync, bufferFileSize, shoal_shim_lock,
+    shoal_shim_unlock, shoal_shim_check_reserved_lock, bufferFileControl, shoal_shim_sector_size,
+    bufferDeviceCharacteristics, shoal_shim_shm_map, shoal_shim_shm_lock, shoal_shim_shm_barrier, shoal_shim_shm_unmap,
+    shoal_shim_no_fetch, shoal_shim_no_unfetch, /* SQLite never maps a WAL */
 };
 
 int shoal_wal_buffer_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, int flags, int *outFlags) {
     WalBufferFile *p = W(file);
     memset(p, 0, sizeof(WalBufferFile));
-    p->real = (sqlite3_file *)((unsigned char *)file + shoal_wal_buffer_file_size());
-    int rc = vfs->xOpen(vfs, name, p->real, flags, outFlags);
+    p->shim.real = (sqlite3_file *)((unsigned char *)file + shoal_wal_buffer_file_size());
+    int rc = vfs->xOpen(vfs, name, p->shim.real, flags, outFlags);
     if (rc != SQLITE_OK) return rc;
     p->enabled = 1;
-    p->base.pMethods = &bufferMethods;
+    p->shim.base.pMethods = &bufferMethods;
     return SQLITE_OK;
 }
 
