@@ -21,8 +21,26 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The release node as users deploy it (scripts/release/README.md): Swift's runtime and
+# Foundation linked in (one file to copy to each host), every function in its own section
+# so that the linker can place the ones a node runs side by side (link-order.txt,
+# text-layout.ld), relative relocations packed, no exported symbols. An idle node maps
+# half the code pages it did. Built with other flags, `.build/release` rebuilds in full.
+RELEASE_FLAGS := --static-swift-stdlib \
+	-Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections \
+	-Xswiftc -use-ld=lld \
+	-Xlinker -z -Xlinker pack-relative-relocs \
+	-Xlinker --version-script=$(CURDIR)/scripts/release/exports.map \
+	-Xlinker --symbol-ordering-file=$(CURDIR)/scripts/release/link-order.txt \
+	-Xlinker --no-warn-symbol-ordering \
+	-Xlinker -T -Xlinker $(CURDIR)/scripts/release/text-layout.ld
+
+RELEASE_LINK_INPUTS := scripts/release/link-order.txt scripts/release/text-layout.ld scripts/release/exports.map
+
+# SwiftPM does not see the link inputs above change: an older binary is removed to relink.
 release: deps
-	$(SWIFT) build -c release
+	@for f in $(RELEASE_LINK_INPUTS); do [ ! -e .build/release/shoal ] || [ ! "$$f" -nt .build/release/shoal ] || rm -f .build/release/shoal; done
+	$(SWIFT) build -c release --product shoal $(RELEASE_FLAGS)
 
 run: build
 	$(SWIFT) run --skip-build shoal serve $(RUN_ARGS)

@@ -36,7 +36,7 @@ func runMeshLab(nodes: Int) throws -> [String: Double] {
     let process = Process()
     process.executableURL = root.appendingPathComponent("Benchmarks/scripts/mesh-lab")
     process.arguments = ["--nodes", String(nodes), "--json", output.path]
-    process.environment = ProcessInfo.processInfo.environment.merging(["SHOAL_BIN": binary]) { _, new in new }
+    process.environment = NodeProcess.userEnvironment.merging(["SHOAL_BIN": binary]) { _, new in new }
     process.standardOutput = FileHandle.standardError
     try process.run()
     process.waitUntilExit()

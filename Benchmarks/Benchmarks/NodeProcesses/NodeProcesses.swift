@@ -24,7 +24,7 @@
 //                        as a user on the public port (PublicRequests.swift).
 //
 // The release binary is built by the first benchmark that needs it
-// (`swift build -c release --product shoal` in the checkout).
+// (`make release` in the checkout).
 
 import Benchmark
 import BenchmarkSupport

@@ -27,22 +27,34 @@ public final class NodeProcess: @unchecked Sendable {
 
     /// `SHOAL_BIN` when set (as for `scripts/mesh-lab`: a binary built with other
     /// flags, or an older build to compare), else `.build/release/shoal` of the
-    /// checkout, built (or brought up to date) once per process with
-    /// `swift build -c release --product shoal`.
+    /// checkout, built (or brought up to date) once per process with `make release`
+    /// (the release binary as users get it: static Swift runtime, ordered code).
     public static func releaseBinary() throws -> String {
         if let binary = ProcessInfo.processInfo.environment["SHOAL_BIN"], !binary.isEmpty { return binary }
         return try builtBinary.get()
+    }
+
+    /// This process's environment without what `swift package benchmark` sets for its
+    /// own process: `LD_PRELOAD` of its malloc-counting interposer (a Swift library that
+    /// would load Swift's dynamic runtime into a node and count its every allocation) and
+    /// `LD_LIBRARY_PATH`. A node runs as users start it.
+    public static var userEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_PRELOAD"] = nil
+        environment["LD_LIBRARY_PATH"] = nil
+        return environment
     }
 
     private static let builtBinary: Result<String, any Error> = Result {
         let root = rootDirectory.path
         let build = Process()
         build.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        build.arguments = ["swift", "build", "-c", "release", "--product", "shoal", "--package-path", root]
+        build.arguments = ["make", "-C", root, "release"]
+        build.environment = userEnvironment
         build.standardOutput = FileHandle.standardError
         try build.run()
         build.waitUntilExit()
-        guard build.terminationStatus == 0 else { throw BenchmarkFailure("swift build -c release --product shoal failed") }
+        guard build.terminationStatus == 0 else { throw BenchmarkFailure("make release failed") }
         return root + "/.build/release/shoal"
     }
 
@@ -55,6 +67,7 @@ public final class NodeProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["serve", "--data", directory.path, "--db", "db", "--interface", "127.0.0.1", "--port", String(port),
                              "--admin-port", "0", "--no-discovery"] + arguments
+        process.environment = userEnvironment
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
