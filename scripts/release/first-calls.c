@@ -48,8 +48,10 @@ static void on_trap(int sig, siginfo_t *info, void *context) {
 
 static void on_dump(int sig) {
     (void)sig;
-    const char *path = getenv("FIRST_CALLS_OUTPUT");
-    FILE *out = fopen(path ? path : "/dev/stderr", "w");
+    const char *prefix = getenv("FIRST_CALLS_OUTPUT");
+    char path[4096];
+    snprintf(path, sizeof path, "%s.%d", prefix ? prefix : "/tmp/first-calls", (int)getpid());
+    FILE *out = fopen(path, "w");
     if (out) {
         for (long i = 0; i < ncalls && i < count * 2; i++) fprintf(out, "%lx\n", calls[i] - base);
         fclose(out);
@@ -77,7 +79,7 @@ __attribute__((constructor(101))) static void install(void) {
         if (strcmp(perms, "r-xp") == 0) { text_lo = lo; text_hi = hi; }
     }
     if (maps) fclose(maps);
-    if (!text_lo) { fprintf(stderr, "first-calls: %s is not mapped\n", binary); return; }
+    if (!text_lo) return;  // another program started with the same environment
     FILE *in = fopen(offsets, "r");
     if (!in) { perror("first-calls"); return; }
     long capacity = 1 << 16;
