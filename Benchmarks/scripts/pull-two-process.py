@@ -14,7 +14,10 @@ With several binaries or rounds it ends with the medians. `--perf SIDE` records
 /tmp/pull-SIDE-<binary name>.data (then `perf script -F tid,ip,sym` and
 scripts/pull-categories.py). Uses ports 15984-16985 on 127.0.0.1.
 """
-import argparse, http.client, json, os, random, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, random, shutil, statistics, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from labutil import Client  # noqa: E402  (scripts/labutil.py: JSON over HTTP)
 
 
 def start(binary, label, port, admin):
@@ -34,11 +37,8 @@ def start(binary, label, port, admin):
 
 
 def request(port, method, path, body=None):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    connection.request(method, path, body=None if body is None else json.dumps(body),
-                       headers={"Content-Type": "application/json"})
-    response = connection.getresponse()
-    return response.status, response.read()
+    """(status, parsed JSON) of one request to a node on loopback."""
+    return Client(f"http://127.0.0.1:{port}", timeout=600).request(method, path, body=body)
 
 
 def cpu_seconds(pid):
@@ -57,7 +57,7 @@ def pull_once(binary, documents, perf_side):
                      "status": "awaiting_shipment"} for n in range(first, min(first + 1000, documents))]
             status, body = request(15985, "POST", "/db/_bulk_docs", {"docs": docs})
             if status != 201:
-                sys.exit(f"_bulk_docs answered {status}: {body[:200]}")
+                sys.exit(f"_bulk_docs answered {status}: {str(body)[:200]}")
         target, target_dir = start(binary, "target", 16984, 16985)
         perf = None
         if perf_side:
@@ -71,8 +71,8 @@ def pull_once(binary, documents, perf_side):
         status, body = request(16985, "PUT", "/db/_replication/p1",
                                {"remote": "ws://127.0.0.1:15984/db", "direction": "pull"})
         if status >= 300:
-            sys.exit(f"PUT _replication answered {status}: {body[:200]}")
-        while json.loads(request(16985, "GET", "/db")[1])["doc_count"] < documents:
+            sys.exit(f"PUT _replication answered {status}: {str(body)[:200]}")
+        while request(16985, "GET", "/db")[1]["doc_count"] < documents:
             time.sleep(0.005)
         elapsed = time.time() - began
         source_used = cpu_seconds(source.pid) - source_cpu

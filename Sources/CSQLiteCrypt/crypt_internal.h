@@ -62,6 +62,7 @@ typedef struct ShimFile {
     sqlite3_file base;
     sqlite3_file *real;
 } ShimFile;
+#define SHIM_REAL(f) (((ShimFile *)(f))->real)
 int shoal_shim_lock(sqlite3_file *f, int level);
 int shoal_shim_unlock(sqlite3_file *f, int level);
 int shoal_shim_check_reserved_lock(sqlite3_file *f, int *out);

@@ -121,8 +121,6 @@ typedef struct CryptFile {
     unsigned char *scratch;       /* two pages */
 } CryptFile;
 
-#define REAL(f) (((ShimFile *)(f))->real)
-
 static int cryptClose(sqlite3_file *file) {
     CryptFile *p = (CryptFile *)file;
     int rc = p->shim.real->pMethods ? p->shim.real->pMethods->xClose(p->shim.real) : SQLITE_OK;
@@ -307,21 +305,21 @@ static int cryptWrite(sqlite3_file *file, const void *in, int amount, sqlite3_in
     }
 }
 
-static int cryptTruncate(sqlite3_file *f, sqlite3_int64 size) { return REAL(f)->pMethods->xTruncate(REAL(f), size); }
-static int cryptSync(sqlite3_file *f, int flags) { return REAL(f)->pMethods->xSync(REAL(f), flags); }
-static int cryptFileSize(sqlite3_file *f, sqlite3_int64 *size) { return REAL(f)->pMethods->xFileSize(REAL(f), size); }
+static int cryptTruncate(sqlite3_file *f, sqlite3_int64 size) { return SHIM_REAL(f)->pMethods->xTruncate(SHIM_REAL(f), size); }
+static int cryptSync(sqlite3_file *f, int flags) { return SHIM_REAL(f)->pMethods->xSync(SHIM_REAL(f), flags); }
+static int cryptFileSize(sqlite3_file *f, sqlite3_int64 *size) { return SHIM_REAL(f)->pMethods->xFileSize(SHIM_REAL(f), size); }
 static int cryptFileControl(sqlite3_file *f, int op, void *arg) {
     if (op == SQLITE_FCNTL_VFSNAME) {
         char *inner = NULL;
-        REAL(f)->pMethods->xFileControl(REAL(f), op, &inner);
+        SHIM_REAL(f)->pMethods->xFileControl(SHIM_REAL(f), op, &inner);
         *(char **)arg = sqlite3_mprintf("shoal-crypt/%z", inner);
         return SQLITE_OK;
     }
-    return REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
+    return SHIM_REAL(f)->pMethods->xFileControl(SHIM_REAL(f), op, arg);
 }
 static int cryptDeviceCharacteristics(sqlite3_file *f) {
     /* Whole pages are rewritten sealed: a partial-page write never happens. */
-    return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)) | SQLITE_IOCAP_POWERSAFE_OVERWRITE;
+    return SHIM_REAL(f)->pMethods->xDeviceCharacteristics(SHIM_REAL(f)) | SQLITE_IOCAP_POWERSAFE_OVERWRITE;
 }
 static const sqlite3_io_methods cryptMethods = {
     3, cryptClose, cryptRead, cryptWrite, cryptTruncate, cryptSync, cryptFileSize, shoal_shim_lock, shoal_shim_unlock,
@@ -331,7 +329,7 @@ static const sqlite3_io_methods cryptMethods = {
 };
 
 sqlite3_file *shoal_crypt_inner_file(sqlite3_file *file) {
-    return file->pMethods == &cryptMethods ? REAL(file) : file;
+    return file->pMethods == &cryptMethods ? SHIM_REAL(file) : file;
 }
 
 static int cryptOpen(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, int flags, int *outFlags) {

@@ -5,22 +5,20 @@
  */
 #include "crypt_internal.h"
 
-#define REAL(f) (((ShimFile *)(f))->real)
-
-int shoal_shim_lock(sqlite3_file *f, int level) { return REAL(f)->pMethods->xLock(REAL(f), level); }
-int shoal_shim_unlock(sqlite3_file *f, int level) { return REAL(f)->pMethods->xUnlock(REAL(f), level); }
+int shoal_shim_lock(sqlite3_file *f, int level) { return SHIM_REAL(f)->pMethods->xLock(SHIM_REAL(f), level); }
+int shoal_shim_unlock(sqlite3_file *f, int level) { return SHIM_REAL(f)->pMethods->xUnlock(SHIM_REAL(f), level); }
 int shoal_shim_check_reserved_lock(sqlite3_file *f, int *out) {
-    return REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
+    return SHIM_REAL(f)->pMethods->xCheckReservedLock(SHIM_REAL(f), out);
 }
-int shoal_shim_sector_size(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
+int shoal_shim_sector_size(sqlite3_file *f) { return SHIM_REAL(f)->pMethods->xSectorSize(SHIM_REAL(f)); }
 int shoal_shim_shm_map(sqlite3_file *f, int region, int size, int extend, void volatile **out) {
-    return REAL(f)->pMethods->xShmMap(REAL(f), region, size, extend, out);
+    return SHIM_REAL(f)->pMethods->xShmMap(SHIM_REAL(f), region, size, extend, out);
 }
 int shoal_shim_shm_lock(sqlite3_file *f, int offset, int count, int flags) {
-    return REAL(f)->pMethods->xShmLock(REAL(f), offset, count, flags);
+    return SHIM_REAL(f)->pMethods->xShmLock(SHIM_REAL(f), offset, count, flags);
 }
-void shoal_shim_shm_barrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
-int shoal_shim_shm_unmap(sqlite3_file *f, int deleteFlag) { return REAL(f)->pMethods->xShmUnmap(REAL(f), deleteFlag); }
+void shoal_shim_shm_barrier(sqlite3_file *f) { SHIM_REAL(f)->pMethods->xShmBarrier(SHIM_REAL(f)); }
+int shoal_shim_shm_unmap(sqlite3_file *f, int deleteFlag) { return SHIM_REAL(f)->pMethods->xShmUnmap(SHIM_REAL(f), deleteFlag); }
 
 /* No memory-mapped reads through a wrapper: SQLite falls back to xRead. */
 int shoal_shim_no_fetch(sqlite3_file *f, sqlite3_int64 offset, int amount, void **out) {

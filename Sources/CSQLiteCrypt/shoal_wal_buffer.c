@@ -36,8 +36,6 @@ typedef struct WalBufferFile {
 size_t shoal_wal_buffer_file_size(void) { return (sizeof(WalBufferFile) + 15) & ~(size_t)15; }
 
 #define W(f) ((WalBufferFile *)(f))
-#define REAL_OF(f) (((ShimFile *)(f))->real)
-
 /* Writes the held run to the file. */
 static int flush(WalBufferFile *p) {
     if (p->length == 0) return SQLITE_OK;
@@ -103,26 +101,26 @@ static int bufferClose(sqlite3_file *file) {
 
 static int bufferRead(sqlite3_file *f, void *out, int amount, sqlite3_int64 offset) {
     int rc = flush(W(f));
-    return rc != SQLITE_OK ? rc : REAL_OF(f)->pMethods->xRead(REAL_OF(f), out, amount, offset);
+    return rc != SQLITE_OK ? rc : SHIM_REAL(f)->pMethods->xRead(SHIM_REAL(f), out, amount, offset);
 }
 static int bufferTruncate(sqlite3_file *f, sqlite3_int64 size) {
     int rc = flush(W(f));
-    return rc != SQLITE_OK ? rc : REAL_OF(f)->pMethods->xTruncate(REAL_OF(f), size);
+    return rc != SQLITE_OK ? rc : SHIM_REAL(f)->pMethods->xTruncate(SHIM_REAL(f), size);
 }
 static int bufferSync(sqlite3_file *f, int flags) {
     int rc = flush(W(f));
-    return rc != SQLITE_OK ? rc : REAL_OF(f)->pMethods->xSync(REAL_OF(f), flags);
+    return rc != SQLITE_OK ? rc : SHIM_REAL(f)->pMethods->xSync(SHIM_REAL(f), flags);
 }
 static int bufferFileSize(sqlite3_file *f, sqlite3_int64 *size) {
     int rc = flush(W(f));
-    return rc != SQLITE_OK ? rc : REAL_OF(f)->pMethods->xFileSize(REAL_OF(f), size);
+    return rc != SQLITE_OK ? rc : SHIM_REAL(f)->pMethods->xFileSize(SHIM_REAL(f), size);
 }
 static int bufferFileControl(sqlite3_file *f, int op, void *arg) {
     int rc = flush(W(f));
-    return rc != SQLITE_OK ? rc : REAL_OF(f)->pMethods->xFileControl(REAL_OF(f), op, arg);
+    return rc != SQLITE_OK ? rc : SHIM_REAL(f)->pMethods->xFileControl(SHIM_REAL(f), op, arg);
 }
 static int bufferDeviceCharacteristics(sqlite3_file *f) {
-    return REAL_OF(f)->pMethods->xDeviceCharacteristics(REAL_OF(f));
+    return SHIM_REAL(f)->pMethods->xDeviceCharacteristics(SHIM_REAL(f));
 }
 static const sqlite3_io_methods bufferMethods = {
     3, bufferClose, bufferRead, bufferWrite, bufferTruncate, bufferSync, bufferFileSize, shoal_shim_lock,

@@ -33,6 +33,16 @@ enum TableFixture {
         _ = table.resolved(instance: name, hostTarget: host, port: port, txt: txt ?? Self.txt(id: name))
         return table.addressAdded(host: host, address: address)
     }
+
+    /// Browses `name` and resolves it with the address the resolver brought (nil: none);
+    /// returns the effects of the resolve.
+    @discardableResult
+    static func resolve(
+        _ table: inout PeerTable, _ name: String, host: String = "h1.local.", address: String?, port: Int = 4984
+    ) -> [PeerTable.Effect] {
+        _ = table.browseAdded(instance: name, interface: 2, domain: "local.")
+        return table.resolved(instance: name, hostTarget: host, port: port, txt: txt(id: name), address: address)
+    }
 }
 
 @Suite("Peer table: discovery")
