@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora in Fuzz/corpus/ (json, revtree, blip). Stdlib only.
+"""Writes the seed corpora in Fuzz/corpus/ (json, revtree, blip, versionvector). Stdlib only.
 
 The seeds are valid inputs of each format, so that the fuzzers (scripts/fuzz) and
 the seeded mutation tests start from inputs that reach deep into the decoders.
@@ -120,4 +120,24 @@ d = Direction()
 put("blip", "reply.bin", framed([d.frame(1, 1, message([], b'{"ok":true}')), d.frame(2, 2, message(
     [("Error-Domain", "HTTP"), ("Error-Code", "404")], b"missing"))]))
 put("blip", "ack.bin", framed([varint(1) + varint(4) + varint(65536)]))
+
+# ------------------------------------------------------------------ VersionVector
+# Text as Couchbase Lite 4 (", " / "; ") and Sync Gateway 4 ("," / ";") send it; two
+# vectors on two lines exercise comparison, merge and reconciliation.
+A, B, C, D = "AliceAliceAliceAliceAA", "BobBobBobBobBobBobBobA", "CarolCarolCarolCarolCA", "DaveDaveDaveDaveDaveDA"
+vectors = {
+    "cv": f"1@{A}",
+    "cbl": f"3@{A}; 2@{B}, 1@{D}, 2@{C}",
+    "merge": f"7@{A}, 6@{B}, 4@{C}; 2@{D}",
+    "merge-only": f"3@{A}, 2@{B}, 1@{C};",
+    "sg": f"18000000000a0000@{A},17ff000000000000@{B};1700000000000000@{C}",
+    "legacy": f"5@{A}; 4@{B}, 3-e0c8012361e94df6a1e1c2977169480e, 2-abc",
+    "rte": "3039e0c8012361@Revision+Tree+Encoding",
+    "conflict": f"6@{A}; 2@{B}, 1@{D}, 2@{C}\n4@{B}; 1@{D}, 2@{C}",
+    "ancestor": f"6@{A}; 2@{B}\n2@{B}",
+}
+os.makedirs(os.path.join(HERE, "corpus", "versionvector"), exist_ok=True)
+for name, text in vectors.items():
+    put("versionvector", name + ".txt", text.encode())
+
 print("seeds written to", os.path.join(HERE, "corpus"))

@@ -4,7 +4,7 @@ import TestSupport
 
 @testable import DocumentModel
 
-/// The checked-in fuzz corpora (`Fuzz/corpus/json`, `Fuzz/corpus/revtree`: seeds and
+/// The checked-in fuzz corpora (`Fuzz/corpus/json`, `revtree`, `versionvector`: seeds and
 /// every input a fuzzer ever crashed on) replayed with the libFuzzer targets'
 /// properties, then mutated with a seeded generator: whole, truncated byte by byte,
 /// and with random byte flips, insertions and deletions. No input may crash; whatever
@@ -62,6 +62,49 @@ import TestSupport
         let decoded = try? RevTree(serialized: tree.serialized())
         #expect(decoded == tree, "round trip of \(bytes)")
         for leaf in tree.leaves { _ = tree.history(of: leaf) }
+    }
+
+    /// The version-vector target's property (Fuzz/VersionVector/FuzzEntry.swift): one or
+    /// two vectors on two lines; what parses round-trips through every text form, and two
+    /// vectors compare, merge and reconcile the same way from either side.
+    static func checkVersionVector(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        var vectors = [VersionVector]()
+        for part in text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false) {
+            _ = try? Version(parsing: part)
+            guard let (vector, legacy) = try? VersionVector.parseHistory(part) else { continue }
+            for style in [VersionVector.TextStyle.couchbaseLite, .syncGateway] {
+                let again = try? VersionVector.parseHistory(vector.text(style: style, legacy: legacy))
+                #expect(again?.vector == vector && again?.legacy == legacy, "round trip of \(part)")
+                let message = try? VersionVector.parseRevMessage(
+                    rev: vector.current.description, history: vector.historyText(style: style, legacy: legacy))
+                #expect(message?.vector == vector && message?.legacy == legacy, "rev message of \(part)")
+            }
+            #expect(vector.compare(to: vector) == .same)
+            #expect(vector.pruned(keepingAtMost: 2).current == vector.current)
+            vectors.append(vector)
+        }
+        guard vectors.count == 2 else { return }
+        let (a, b) = (vectors[0], vectors[1])
+        #expect(a.compare(to: b) == b.compare(to: a).reversed)
+        let newest = VersionVector.joinedTimes([a, b]).values.max()!
+        if newest < .max {
+            let version = Version(time: newest + 1, source: SourceID(high: 0x5EED, low: 1))
+            let ab = try? VersionVector.merged([a, b], as: version)
+            #expect(ab != nil && ab == (try? VersionVector.merged([b, a], as: version)))
+            #expect(ab?.compare(to: a) == .newer && ab?.compare(to: b) == .newer)
+        }
+        #expect((try? VersionVector.reconciling([a, b])) == (try? VersionVector.reconciling([b, a])))
+    }
+
+    @Test func versionVectorCorpus() {
+        let inputs = Self.inputs("versionvector")
+        #expect(inputs.count >= 5)
+        for (index, input) in inputs.enumerated() {
+            let first = String(decoding: input.bytes, as: UTF8.self).split(separator: "\n").first ?? ""
+            #expect((try? VersionVector.parseHistory(first)) != nil || input.name.hasPrefix("crash-"), "seed \(input.name) parses")
+            for variant in Self.variants(input.bytes, seed: UInt64(index) + 200) { Self.checkVersionVector(variant) }
+        }
     }
 
     @Test func jsonCorpus() {
