@@ -52,7 +52,7 @@ public enum ConfigLoader {
         guard let root = json.objectValue else { throw ConfigError(message: "config must be a JSON object") }
         var config = base
         var warnings: [String] = []
-        for key in root.keys.sorted() where !topLevelKeys.contains(key) {
+        for key in root.keys.sorted() where !topLevelKeys.contains(key) && !isComment(key) {
             warnings.append("config key \"\(key)\" is not used by Shoal yet; ignoring it")
         }
         if let value = root["interface"] {
@@ -204,6 +204,10 @@ public enum ConfigLoader {
         }
     }
 
+    /// Keys that start with `//` are comments (JSON has none): the packaged config explains
+    /// itself with them. They are ignored without a warning at the top level and in a database.
+    static func isComment(_ key: String) -> Bool { key.hasPrefix("//") }
+
     private static func database(name: String, _ value: JSON, warnings: inout [String]) throws -> NodeConfiguration.Database {
         guard NodeConfiguration.isValidDatabaseName(name) else {
             throw ConfigError(message: "invalid database name \"\(name)\": use lowercase letters, digits and _$()+-, starting with a letter")
@@ -211,7 +215,7 @@ public enum ConfigLoader {
         guard let object = value.objectValue else { throw ConfigError(message: "database \"\(name)\" must be an object") }
         var database = NodeConfiguration.Database(name: name)
         database.users = [:]
-        for key in object.keys.sorted() where !databaseKeys.contains(key) {
+        for key in object.keys.sorted() where !databaseKeys.contains(key) && !isComment(key) {
             warnings.append("database \"\(name)\": key \"\(key)\" is not used by Shoal yet; ignoring it")
         }
         if let server = object["server"] {

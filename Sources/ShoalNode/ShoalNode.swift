@@ -179,9 +179,10 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public var databaseNames: [String] { configuration.databases.map(\.name) }
 
     /// Starts both listeners and returns once they accept connections. With
-    /// `handleSignals`, SIGINT and SIGTERM stop the node gracefully.
+    /// `handleSignals`, SIGINT and SIGTERM stop the node gracefully. `onShutdown` runs
+    /// once, when a graceful stop begins (a signal or `stop()`), before the listeners close.
     @discardableResult
-    public func start(handleSignals: Bool = false) async throws -> BoundPorts {
+    public func start(handleSignals: Bool = false, onShutdown: (@Sendable () -> Void)? = nil) async throws -> BoundPorts {
         try await bootstrapPrincipals()
         let ready = ReadySignal()
         var restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
@@ -203,6 +204,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
             services: [
                 .init(service: application(configuration.publicAddress, admin: false)),
                 .init(service: application(configuration.adminAddress, admin: true)),
+                // Last, so that graceful shutdown reaches it first.
+                .init(service: ShutdownObserver(action: onShutdown), successTerminationBehavior: .ignore),
             ],
             gracefulShutdownSignals: handleSignals ? [.sigterm, .sigint] : [],
             logger: logger))

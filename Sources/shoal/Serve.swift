@@ -94,9 +94,10 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
             throw ExitCode(EncryptionError.exitStatus)
         }
+        let notifier = ServiceNotifier()
         let ports: ShoalNode.BoundPorts
         do {
-            ports = try await node.start(handleSignals: true)
+            ports = try await node.start(handleSignals: true, onShutdown: { notifier.stopping() })
         } catch let error as ConfigLoader.ConfigError {
             await node.stop()
             throw ValidationError(error.message)
@@ -113,7 +114,14 @@ struct Serve: AsyncParsableCommand {
               admin:  http://\(configuration.adminAddress.host):\(ports.adminPort)/
             """)
         fflush(nil)
+        let supervision = ServiceSupervision(
+            notifier: notifier, adminHost: configuration.adminAddress.host, adminPort: ports.adminPort,
+            publicHost: configuration.publicAddress.host, publicPort: ports.publicPort,
+            publicUsesTLS: node.publicScheme == "https")
+        await supervision.announceReady(status: "serving \(names); public port \(ports.publicPort), admin port \(ports.adminPort)")
+        let watchdog = Task { await supervision.runWatchdog() }
         await node.waitUntilStopped()
+        watchdog.cancel()
         logger.info("stopped")
     }
 

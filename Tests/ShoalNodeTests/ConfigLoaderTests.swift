@@ -50,6 +50,25 @@ import TestSupport
         }
     }
 
+    /// The packaged config (packaging/shoal.json) explains itself with `//` keys: they
+    /// load without warnings, and the config is what the package promises (admin on
+    /// loopback, GUEST without access).
+    @Test func commentKeysAndThePackagedConfig() throws {
+        let commented = try ConfigLoader.load(text: #"{"//": "a", "databases": {"db": {"// users": "b", "users": {}}}}"#)
+        #expect(commented.warnings.isEmpty, "\(commented.warnings)")
+        let unknown = try ConfigLoader.load(text: #"{"databases": {"db": {"nonsense": 1}}}"#)
+        #expect(!unknown.warnings.isEmpty)
+        let packaged = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../packaging/shoal.json").standardized.path
+        let loaded = try ConfigLoader.load(path: packaged)
+        #expect(loaded.warnings.isEmpty, "\(loaded.warnings)")
+        #expect(loaded.configuration.adminAddress.host == "127.0.0.1")
+        #expect(loaded.configuration.publicAddress.port == 4984)
+        let database = try #require(loaded.configuration.databases.first)
+        #expect(database.name == "db")
+        #expect(database.users.isEmpty)
+    }
+
     @Test func backquotedStringsBecomeJSONStrings() throws {
         let converted = try ConfigLoader.convertBackquotes("{\"sync\": `function(doc) {\n  if (doc.a == \"x\") throw({forbidden: \"no\"});\n}`, \"b\": \"`kept`\"}")
         let json = try JSON.parse(converted)

@@ -25,3 +25,29 @@ struct ShoalLogHandlerTests {
         #expect(line.first == UInt8(ascii: "x"))
     }
 }
+
+/// Journal detection: `JOURNAL_STREAM` must name the very file stderr is.
+struct ShoalLogHandlerJournalTests {
+    @Test func detectsTheJournalStreamByDeviceAndInode() throws {
+        let path = NSTemporaryDirectory() + "shoal-journal-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(path, O_CREAT | O_RDWR, 0o600)
+        #expect(fd >= 0)
+        defer { close(fd); unlink(path) }
+        var info = stat()
+        #expect(fstat(fd, &info) == 0)
+        let matching = ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino)"]
+        #expect(ShoalLogHandler.detectFormat(environment: matching, descriptor: fd) == .journal)
+        #expect(ShoalLogHandler.detectFormat(environment: ["JOURNAL_STREAM": "\(info.st_dev):\(info.st_ino + 1)"], descriptor: fd) == .plain)
+        #expect(ShoalLogHandler.detectFormat(environment: ["JOURNAL_STREAM": "garbage"], descriptor: fd) == .plain)
+        #expect(ShoalLogHandler.detectFormat(environment: [:], descriptor: fd) == .plain)
+    }
+
+    @Test func prioritiesFollowSyslog() {
+        #expect(ShoalLogHandler.syslogPriority(.critical) == 2)
+        #expect(ShoalLogHandler.syslogPriority(.error) == 3)
+        #expect(ShoalLogHandler.syslogPriority(.warning) == 4)
+        #expect(ShoalLogHandler.syslogPriority(.notice) == 5)
+        #expect(ShoalLogHandler.syslogPriority(.info) == 6)
+        #expect(ShoalLogHandler.syslogPriority(.debug) == 7)
+    }
+}
