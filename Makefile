@@ -6,15 +6,23 @@ APT_PACKAGES := libsqlite3-dev libssl-dev zlib1g-dev duktape-dev libavahi-client
 SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 RUN_ARGS ?=
 
-.PHONY: deps build run test release bench clean
+# What `make deb` and packaging/test-deb need besides: dpkg-shlibdeps, a man page, lintian.
+DEB_APT_PACKAGES := dpkg-dev help2man lintian curl procps systemd
 
-deps:
+.PHONY: deps build run test release deb deb-test bench clean
+
+# Installs the apt packages in $(1) that are missing.
+define apt_install
 	@missing=""; \
-	for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing system packages:$$missing"; \
 		$(SUDO) apt-get update -q && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(APT_PACKAGES))
 	@# schemathesis (PyPI) for scripts/api-fuzz; its test skips without it.
 	@python3 -c 'import schemathesis' 2>/dev/null || python3 -m pip install -q schemathesis || echo "schemathesis not installed: the api-fuzz test will skip"
 
@@ -41,6 +49,16 @@ RELEASE_LINK_INPUTS := scripts/release/link-order.txt scripts/release/text-layou
 release: deps
 	@for f in $(RELEASE_LINK_INPUTS); do [ ! -e .build/release/shoal ] || [ ! "$$f" -nt .build/release/shoal ] || rm -f .build/release/shoal; done
 	$(SWIFT) build -c release --product shoal $(RELEASE_FLAGS)
+
+# The Debian package (packaging/README.md): dist/shoal_<version>_<arch>.deb from the
+# release binary, with the systemd units and the packaged config.
+deb: release
+	$(call apt_install,$(DEB_APT_PACKAGES))
+	packaging/build-deb .build/release/shoal dist
+
+# Inspects the package, installs it on this machine and purges it again.
+deb-test: deb
+	packaging/test-deb dist/shoal_$$(.build/release/shoal --version)_$$(dpkg --print-architecture).deb
 
 run: build
 	$(SWIFT) run --skip-build shoal serve $(RUN_ARGS)
