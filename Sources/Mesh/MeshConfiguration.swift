@@ -21,6 +21,15 @@ public struct MeshConfiguration: Sendable, Equatable {
     /// Peers given by URL (`ws://host:port/db`), dialed beside or instead of mDNS.
     public var staticPeers: [String]
 
+    /// How often, at the least, each side of a link reports its peers and its pending
+    /// send to the other (`shoal/meshPeers`, sent at once besides when that changes).
+    public var reportInterval: Duration { heartbeat * 2 }
+    /// A peer's report older than this (two intervals: one missed, with room for a
+    /// loaded peer) no longer counts: what this node has to receive from that peer is then
+    /// not known (`LinkState.pendingReceive`), so a link gone silent stops looking in step
+    /// soon after its reports stop.
+    public var reportMaxAge: Duration { heartbeat * 4 }
+
     public init(
         nodeID: String, group: String, maxPeers: Int = 8, heartbeat: Duration = .seconds(2),
         maxBackoff: Duration = .seconds(1), staticPeers: [String] = []

@@ -56,6 +56,9 @@ public final class MeshManager: Sendable {
         var background: [Task<Void, Never>] = []
         /// What each peer reported about its own peers when it last linked (`MeshManager+Neighbors.swift`).
         var reported: [String: (peers: [String], at: Date)] = [:]
+        /// Peers that linked to us (node IDs), kept until discovery says they left: the
+        /// mesh is not in step while one the rule picks has no link (`MeshManager+Convergence.swift`).
+        var met: Set<String> = []
     }
 
     struct Dial {
@@ -157,6 +160,7 @@ public final class MeshManager: Sendable {
         state.withLock { state in
             state.known.removeValue(forKey: nodeID)
             state.listed.remove(nodeID)
+            state.met.remove(nodeID)
         }
         await reconcile()
     }
@@ -288,6 +292,7 @@ public final class MeshManager: Sendable {
             let token = state.nextToken
             state.nextToken += 1
             state.inbound[token] = Inbound(nodeID: nodeID, progress: progress, since: Date())
+            if let nodeID, nodeID != configuration.nodeID { state.met.insert(nodeID) }
             return token
         }
     }
@@ -313,12 +318,22 @@ public final class MeshManager: Sendable {
         for url in urls { Task { await self.redialStatic(url) } }
     }
 
-    /// Every peer: dialed ones with their replication status, accepted connections.
+    /// Every peer: dialed ones with their replication status, accepted connections; each
+    /// with its link's state (`LinkState`, documents pending not counted: see `convergence()`).
     public var peers: [MeshPeer] {
+        peerLinks().map { entry in
+            var peer = entry.peer
+            peer.link = entry.progress.linkStateEstimate(reportMaxAge: configuration.reportMaxAge)
+            return peer
+        }
+    }
+
+    /// Every peer (as `peers`, without link states) with the progress of its link.
+    func peerLinks() -> [(peer: MeshPeer, progress: ReplicationProgress)] {
         let (dials, inbound, staticIDs) = state.withLock { (Array($0.dials.values), Array($0.inbound.values), $0.staticIDs) }
         let now = Date()
         let latest = store.info().updateSequence
-        var result: [MeshPeer] = dials.map { dial in
+        var result: [(peer: MeshPeer, progress: ReplicationProgress)] = dials.map { dial in
             let nodeID = dial.nodeID ?? dial.staticURL.flatMap { staticIDs[$0] }
             let status = dial.replicator.status
             let connected = status.isConnected
@@ -330,7 +345,7 @@ public final class MeshManager: Sendable {
                 bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)
             peer.lastHeard = connected ? now : status.stateSince.flatMap { since in status.docsPulled + status.bytesReceived > 0 ? since : nil }
             peer.sequencesBehind = status.pushedThrough.map { Int(latest >= $0 ? latest - $0 : 0) }
-            return peer
+            return (peer, dial.replicator.progress)
         }
         result += inbound.map { link in
             let status = link.progress.status
@@ -339,9 +354,9 @@ public final class MeshManager: Sendable {
                 connectedSince: link.since, docsPushed: status.docsPushed, docsPulled: status.docsPulled,
                 bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)
             peer.lastHeard = now
-            return peer
+            return (peer, link.progress)
         }
-        return result.sorted { ($0.nodeID ?? $0.url ?? "") < ($1.nodeID ?? $1.url ?? "") }
+        return result.sorted { ($0.peer.nodeID ?? $0.peer.url ?? "") < ($1.peer.nodeID ?? $1.peer.url ?? "") }
     }
 
     /// Counts for metrics: connected peers (a peer linked both ways for a moment counts

@@ -30,6 +30,12 @@ public struct MeshPeer: Sendable, Equatable {
     /// Replication lag: local sequences not yet pushed to the peer (nil: not known,
     /// for links the peer dialed).
     public var sequencesBehind: Int?
+    /// The link's convergence accounting: pending each way, idle, in step (nil: no link
+    /// data, e.g. a peer not dialed yet).
+    public var link: LinkState?
+
+    /// Connected, idle and nothing pending either way.
+    public var inStep: Bool { link?.inStep ?? false }
 
     public var json: JSON {
         var object: [String: JSON] = [
@@ -52,6 +58,17 @@ public struct MeshPeer: Sendable, Equatable {
             object["last_heard_seconds_ago"] = .double((Date().timeIntervalSince(lastHeard) * 10).rounded() / 10)
         }
         if let sequencesBehind { object["sequences_behind"] = .int(Int64(sequencesBehind)) }
+        let link = self.link ?? LinkState()
+        object["pending_send"] = Self.json(link.pendingSend)
+        object["pending_receive"] = link.pendingReceive.map(Self.json) ?? .null
+        object["idle"] = .bool(link.idle)
+        object["in_step"] = .bool(link.inStep)
+        if let peerLastSequence = link.peerLastSequence { object["peer_last_seq"] = .int(Int64(clamping: peerLastSequence)) }
+        if link.refused > 0 { object["refused"] = .int(Int64(link.refused)) }
         return .object(object)
+    }
+
+    static func json(_ backlog: LinkBacklog) -> JSON {
+        ["sequences": .int(Int64(backlog.sequences)), "documents": .int(Int64(backlog.documents))]
     }
 }

@@ -50,7 +50,7 @@ extension RESTHandler {
                 if ContinuousClock.now >= nextStatus {
                     let metrics = handler.mesh?.metricsText() ?? ""
                     handler.metricsHistory.record(metrics)
-                    let text = ServerSentEvents.event(name: "status", data: handler.adminSnapshot().canonicalString)
+                    let text = ServerSentEvents.event(name: "status", data: await handler.adminSnapshot().canonicalString)
                         + ServerSentEvents.event(name: "metrics", data: metrics)
                     try await writer.write(ByteBuffer(string: text))
                     resyncs = handler.resyncSnapshot()
@@ -81,7 +81,7 @@ extension RESTHandler {
 
     /// One `status` event: the mesh (as `GET /_mesh`), and per database its counts,
     /// conflict policies, what the resolver did and its replications.
-    func adminSnapshot() -> JSON {
+    func adminSnapshot() async -> JSON {
         var databases: [JSON] = []
         for name in registry.databaseNames.sorted() {
             guard let store = registry.database(named: name) else { continue }
@@ -105,7 +105,7 @@ extension RESTHandler {
         }
         return [
             "time": .string(ISO8601DateFormatter().string(from: Date())),
-            "mesh": mesh?.meshStatus() ?? .null,
+            "mesh": await mesh?.meshStatus() ?? .null,
             "databases": .array(databases),
         ]
     }

@@ -126,7 +126,7 @@ public struct RESTHandler: Sendable {
             try allow(request, "GET,HEAD", request.isRead)
             try request.requireAdmin("The mesh status is on the admin port")
             guard let mesh else { throw HTTPFailure.notFound("no mesh") }
-            return RESTResponse.json(mesh.meshStatus())
+            return RESTResponse.json(await mesh.meshStatus())
         }
         if first == "_active_tasks" {
             try allow(request, "GET,HEAD", request.isRead)
@@ -201,11 +201,13 @@ public struct RESTHandler: Sendable {
         case "_peers":
             try allow(request, "GET,HEAD", request.isRead)
             try request.requireAdmin("The mesh status is on the admin port")
-            guard let peers = mesh?.meshPeers(database: name) else {
+            guard let peers = await mesh?.meshPeers(database: name) else {
                 throw HTTPFailure.notFound("database '\(first)' takes no part in a mesh")
             }
             return RESTResponse.json(peers)
         case "_blipsync":
+            // Only a GET can be a WebSocket upgrade: any other method is 405, not 400.
+            try allow(request, "GET,HEAD", request.isRead)
             throw HTTPFailure.needsBLIPUpgrade
         case "_local":
             guard rest.count >= 2 else { throw HTTPFailure.notFound() }

@@ -39,6 +39,9 @@ final class ChangesSender: Sendable {
     /// Called with the sequence through which everything was delivered.
     private let onCheckpoint: (@Sendable (UInt64) async -> Void)?
     private let caughtUp = Mutex(false)
+    /// The feed position every document at or below which has been added to the tracker
+    /// (offered, or skipped as the peer's own); nil before the first page.
+    private let scanned = Mutex<UInt64?>(nil)
     /// The channels the peer may read (nil: everything).
     private let visibleChannels: (@Sendable () async throws -> [String: UInt64]?)?
     /// The channels the previous page was read with (a channel-limited feed), to see
@@ -76,10 +79,29 @@ final class ChangesSender: Sendable {
         self.logger = logger
         self.onCheckpoint = onCheckpoint
         tracker = Mutex(SequenceTracker(start: options.since))
+        progress.recordSent(store, through: options.since, starting: true)
     }
 
     /// The sequence through which the peer has everything.
     var delivered: UInt64 { tracker.withLock { $0.completed ?? options.since } }
+
+    /// The local sequence through which the peer acknowledged everything: what it
+    /// answered, and once nothing is in flight, the whole feed read so far (sequences no
+    /// document holds any more, documents the peer had, included).
+    var acknowledged: UInt64 {
+        // The position first: everything at or below it was in the tracker before it was set.
+        let position = scanned.withLock { $0 }
+        return tracker.withLock { tracker in
+            let completed = tracker.completed ?? options.since
+            guard tracker.isIdle, let position else { return completed }
+            return max(completed, position)
+        }
+    }
+
+    /// Tells the link's progress how far the peer acknowledged, and that the feed moved.
+    private func reportAcknowledged() {
+        progress.recordSent(store, through: acknowledged)
+    }
 
     /// True when everything committed so far has been offered and delivered.
     var isCaughtUp: Bool {
@@ -116,6 +138,8 @@ final class ChangesSender: Sendable {
                 prefetched = nil
                 since = max(since, next)
                 if page.isEmpty {
+                    scanned.withLock { $0 = since }
+                    reportAcknowledged()
                     if !caughtUp.withLock({ $0 }) {
                         caughtUp.withLock { $0 = true }
                         // An empty `changes` tells the peer it has caught up.
@@ -130,6 +154,10 @@ final class ChangesSender: Sendable {
                     prefetched = Task { try await self.readPage(since: from) }
                 }
                 let batch = makeBatch(page.map(\.listing), lost: lost)
+                scanned.withLock { $0 = since }
+                reportAcknowledged()
+                // The feed moved (the backlog the peer is told about changed).
+                progress.sendSignal.notify()
                 // Everything on the page came from the peer itself: nothing to offer
                 // (an empty `changes` would tell it we caught up).
                 if batch.entries.isEmpty { continue }
@@ -347,6 +375,7 @@ final class ChangesSender: Sendable {
 
     private func complete(_ index: Int) {
         tracker.withLock { $0.complete(index) }
+        reportAcknowledged()
     }
 
     /// The `rev` message for a revision, or nil when it cannot be sent (then a
@@ -383,6 +412,7 @@ final class ChangesSender: Sendable {
                 $0.docsFailedPush += 1
                 $0.lastError = "push \(entry.docID) \(entry.revID): \(error)"
             }
+            progress.recordRefused()
             logger.debug("peer rejected \(entry.docID) \(entry.revID): \(error)")
         }
     }

@@ -64,6 +64,7 @@ public final class ReplicationSession: Sendable {
         }
         RevisionSources.register(self)
         progress.track(connection)
+        progress.attach(store)
     }
 
     /// Stops serving the peer (call when the connection has ended).

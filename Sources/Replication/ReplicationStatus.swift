@@ -44,6 +44,10 @@ public final class ReplicationProgress: Sendable {
     private let state = Mutex(ReplicationStatus())
     /// Connections in use, whose byte counts are added to the status live.
     private let connections = Mutex<[ObjectIdentifier: BLIPConnection]>([:])
+    /// The link's convergence accounting (`ReplicationProgress+Link.swift`).
+    let ledger = Mutex(LinkLedger())
+    /// Moves on whenever what this side has to send changes (`ReplicationProgress+Link.swift`).
+    public let sendSignal = ChangeSignal()
 
     public init() {}
 
@@ -59,12 +63,24 @@ public final class ReplicationProgress: Sendable {
 
     /// Counts `connection`'s bytes from now on (until `untrack`).
     func track(_ connection: BLIPConnection) {
-        connections.withLock { $0[ObjectIdentifier(connection)] = connection }
+        let added = connections.withLock { $0.updateValue(connection, forKey: ObjectIdentifier(connection)) == nil }
+        if added { connectionStarted(connection) }
+    }
+
+    /// Whether `connection` is one this progress counts (a session of it is open).
+    public func carries(_ connection: BLIPConnection) -> Bool {
+        connections.withLock { $0[ObjectIdentifier(connection)] != nil }
+    }
+
+    /// True when a connection of this progress is open.
+    var hasOpenConnection: Bool {
+        connections.withLock { $0.values.contains { !$0.isClosed } }
     }
 
     /// Keeps the final byte counts of a connection that ended.
     func untrack(_ connection: BLIPConnection) {
         guard connections.withLock({ $0.removeValue(forKey: ObjectIdentifier(connection)) }) != nil else { return }
+        connectionEnded(connection)
         let statistics = connection.statistics
         state.withLock { status in
             status.bytesSent += statistics.bytesSent

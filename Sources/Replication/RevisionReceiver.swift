@@ -36,8 +36,18 @@ final class RevisionReceiver: Sendable {
         var continuous: Bool
         /// Purge local copies of documents the peer says we lost access to.
         var purgeOnRemoval = false
+        /// The highest of the peer's (integer) sequences offered so far.
+        var highestOffered: Int64?
 
         var isIdle: Bool { caughtUp && tracker.isIdle }
+
+        /// How many of the peer's sequences the awaited revisions span (at least one while
+        /// any is awaited).
+        var awaitedSequences: Int {
+            guard !pending.isEmpty else { return 0 }
+            guard let highest = highestOffered, let through = tracker.completed?.intValue, highest > through else { return 1 }
+            return Int(clamping: highest - through)
+        }
     }
 
     init(
@@ -108,9 +118,18 @@ final class RevisionReceiver: Sendable {
     func endPull() {
         let waiters = pull.withLock { state -> [CheckedContinuation<Void, Never>] in
             defer { state = nil }
+            progress.recordReceiving(store, revisions: 0, sequences: 0)
             return state?.waiters ?? []
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Tracks what the peer pushes to a passive session as an active pull is tracked,
+    /// for the link's accounting (`LinkState`): started by the first `changes`.
+    private func beginPassiveTracking() {
+        pull.withLock { state in
+            if state == nil { state = PullState(tracker: SequenceTracker(start: nil), continuous: true) }
+        }
     }
 
     private func updatePull(_ change: (inout PullState) -> Void) {
@@ -119,6 +138,8 @@ final class RevisionReceiver: Sendable {
             // every call (copy-on-write), which costs O(wanted revisions) each time.
             guard state != nil else { return [] }
             change(&state!)
+            // Told under the lock, so that the link's count is never an older one.
+            progress.recordReceiving(store, revisions: state!.pending.count, sequences: state!.awaitedSequences)
             guard state!.isIdle, !state!.waiters.isEmpty else { return [] }
             defer { state!.waiters = [] }
             return state!.waiters
@@ -138,6 +159,7 @@ final class RevisionReceiver: Sendable {
         guard let items = try ReplicationMessages.parseJSONBody(message).arrayValue ?? (message.body.isEmpty ? [] : nil) else {
             throw ReplicationMessages.error(400, "changes body must be a JSON array")
         }
+        beginPassiveTracking()
         if items.isEmpty {
             updatePull { $0.caughtUp = true }
             return BLIPMessage()
@@ -169,6 +191,7 @@ final class RevisionReceiver: Sendable {
         updatePull { state in
             for (entry, answer) in zip(entries, wanted) {
                 let index = state.tracker.add(entry.sequence, parts: answer == nil ? 0 : 1)
+                if let offered = entry.sequence.intValue { state.highestOffered = max(state.highestOffered ?? offered, offered) }
                 if answer != nil { state.pending[Self.key(entry.docID, entry.revID.description)] = index }
             }
         }

@@ -3,35 +3,80 @@ import Mesh
 import Replication
 import Synchronization
 
-/// Keeps what mesh peers report about their own peers fresh (the admin UI's graph
-/// beyond this node's links). Besides the report in the WebSocket upgrade
-/// (`X-Shoal-Mesh-Peers`), each side of a mesh link sends, every `interval`, a
-/// `shoal/meshPeers` request (no reply; property `node`: the sender's ID; body: its
-/// connected peers' IDs, comma-separated), and records the other side's. A plain
-/// Couchbase peer drops the unknown profile.
+/// Keeps what mesh peers report about their own peers and their side of each link fresh
+/// (the admin UI's graph beyond this node's links, and what this node has yet to
+/// receive). Besides the report in the WebSocket upgrade (`X-Shoal-Mesh-Peers`), each
+/// side of a mesh link sends a `shoal/meshPeers` request (no reply) at once, whenever its
+/// pending send on that link changes (at most every `coalesce`), and at least every
+/// `interval`; it records the other side's. A plain Couchbase peer drops the unknown profile.
+///
+/// Properties: `node` (the sender's ID); `seq` (its database's latest sequence);
+/// `pending-seqs` and `pending-docs` (what it has not had acknowledged by us on this link:
+/// `LinkState.pendingSend`; absent while that is not known). Body: its connected peers'
+/// IDs, comma-separated.
 enum MeshPeerReports {
     static let profile = "shoal/meshPeers"
+    /// Changes within this long go out in one report.
+    static let coalesce = Duration.milliseconds(50)
 
     /// Records the reports that come in over `connection` (register before its first frame).
     static func receive(on connection: BLIPConnection, mesh: MeshManager) {
-        connection.setHandler(for: profile) { message in
+        // Serial: reports are recorded in the order they were sent.
+        connection.setHandler(for: profile, serial: true) { message in
             if let node = message["node"], !node.isEmpty, node.count <= 128 {
                 mesh.peerReported(nodeID: node, header: message.bodyString)
+                record(message, on: connection, mesh: mesh)
             }
             return BLIPMessage()
         }
     }
 
-    /// Sends this node's report every `interval` until the connection closes or the task
-    /// is cancelled.
+    /// Hands the peer's side of the link (its latest sequence and pending send) to the
+    /// link's progress, where it becomes this node's pending receive.
+    static func record(_ message: BLIPMessage, on connection: BLIPConnection, mesh: MeshManager) {
+        guard let progress = mesh.linkProgress(carrying: connection) else { return }
+        var pending: LinkBacklog?
+        if let sequences = message["pending-seqs"].flatMap(Int.init), let documents = message["pending-docs"].flatMap(Int.init),
+           sequences >= 0, documents >= 0 {
+            pending = LinkBacklog(sequences: sequences, documents: documents)
+        }
+        progress.recordPeerReport(lastSequence: message["seq"].flatMap(UInt64.init), pendingSend: pending, on: connection)
+    }
+
+    /// Sends this node's report until the connection closes or the task is cancelled.
     static func send(on connection: BLIPConnection, mesh: MeshManager, nodeID: String, interval: Duration) async {
+        var progress: ReplicationProgress?
+        var last: (peers: String, pending: LinkBacklog?)?
+        var sentAt = ContinuousClock.now
         while !Task.isCancelled && !connection.isClosed {
-            try? await Task.sleep(for: interval)
-            let report = BLIPMessage(profile: profile, properties: [("node", nodeID)], body: Array(mesh.peersHeaderValue.utf8), noReply: true)
-            do {
-                try await connection.sendNoReply(report)
-            } catch {
-                return
+            // The link's progress, once a session of it runs on this connection.
+            if progress == nil { progress = mesh.linkProgress(carrying: connection) }
+            let generation = progress?.sendSignal.generation
+            var pending: LinkBacklog?
+            if let state = await progress?.linkState(reportMaxAge: mesh.configuration.reportMaxAge), state.sendKnown {
+                pending = state.pendingSend
+            }
+            let peers = mesh.peersHeaderValue
+            if last == nil || last!.peers != peers || last!.pending != pending || ContinuousClock.now - sentAt >= interval {
+                var properties = [("node", nodeID), ("seq", String(mesh.lastSequence))]
+                if let pending {
+                    properties += [("pending-seqs", String(pending.sequences)), ("pending-docs", String(pending.documents))]
+                }
+                let report = BLIPMessage(profile: profile, properties: properties, body: Array(peers.utf8), noReply: true)
+                do {
+                    try await connection.sendNoReply(report)
+                } catch {
+                    return
+                }
+                last = (peers, pending)
+                sentAt = ContinuousClock.now
+            }
+            let remaining = interval - (ContinuousClock.now - sentAt)
+            if let progress, let generation {
+                await progress.sendSignal.wait(after: generation, timeout: max(remaining, .zero))
+                try? await Task.sleep(for: coalesce)
+            } else {
+                try? await Task.sleep(for: min(max(remaining, .zero), .milliseconds(100)))
             }
         }
     }

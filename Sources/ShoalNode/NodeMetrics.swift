@@ -12,7 +12,9 @@ final class NodeMetrics: Sendable {
     /// swift-metrics into this node's registry (not the process-wide one: several nodes
     /// may share a process).
     let factory: PrometheusMetricsFactory
-    private let lock = Mutex(())
+    /// The per-peer gauges set at the last scrape, by name, database and peer: a peer gone
+    /// since (or a value no longer known) is removed from the registry.
+    private let peerGauges = Mutex<[String: Prometheus.Gauge]>([:])
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -32,18 +34,42 @@ final class NodeMetrics: Sendable {
         enum Kind { case gauge, counter }
     }
 
-    /// Sets every sample, then renders the whole registry in Prometheus text format.
-    func render(_ samples: [Sample]) -> String {
-        lock.withLock { _ in
+    /// A metric's full name (no unit suffix added) and help text.
+    static func descriptor(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
+    /// One metric's values per database and mesh peer (nil: not known, not exported).
+    struct PeerSample {
+        let name: String
+        let help: String
+        let values: [(database: String, peer: String, value: Int?)]
+    }
+
+    /// Sets every sample (gauges per database and peer from `peers`), then renders the
+    /// whole registry in Prometheus text format.
+    func render(peers: [PeerSample] = [], _ samples: [Sample]) -> String {
+        peerGauges.withLock { gauges in
+            var current: [String: Prometheus.Gauge] = [:]
+            for sample in peers {
+                for (database, peer, value) in sample.values {
+                    guard let value else { continue }
+                    let gauge = registry.makeGauge(descriptor: Self.descriptor(sample.name, sample.help), labels: [("db", database), ("peer", peer)])
+                    gauge.set(to: Double(value))
+                    current["\(sample.name)|\(database)|\(peer)"] = gauge
+                }
+            }
+            for (key, gauge) in gauges where current[key] == nil { registry.unregisterGauge(gauge) }
+            gauges = current
             for sample in samples {
                 for (database, value) in sample.values {
                     let labels = [("db", database)]
                     switch sample.kind {
                     case .gauge:
-                        registry.makeGauge(name: sample.name, labels: labels, help: sample.help).set(to: Double(value))
+                        registry.makeGauge(descriptor: Self.descriptor(sample.name, sample.help), labels: labels).set(to: Double(value))
                     case .counter:
                         // A total kept by the component: the counter shows it as it is now.
-                        let counter = registry.makeCounter(name: sample.name, labels: labels, help: sample.help)
+                        let counter = registry.makeCounter(descriptor: Self.descriptor(sample.name, sample.help), labels: labels)
                         counter.reset()
                         counter.increment(by: Int64(value))
                     }

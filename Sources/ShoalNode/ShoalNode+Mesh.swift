@@ -5,19 +5,24 @@ import Mesh
 import RESTServer
 
 extension ShoalNode: MeshController {
-    public func meshStatus() -> JSON {
-        let groups: [JSON] = meshes.keys.sorted().compactMap { name in
-            guard let mesh = meshes[name] else { return nil }
+    public func meshStatus() async -> JSON {
+        var groups: [JSON] = []
+        for name in meshes.keys.sorted() {
+            guard let mesh = meshes[name] else { continue }
             let totals = mesh.totals
-            return [
+            let convergence = await mesh.convergence()
+            groups.append([
                 "database": .string(name),
                 "group": .string(mesh.configuration.group),
                 "max_peers": .int(Int64(mesh.configuration.maxPeers)),
                 "static_peers": .array(mesh.configuration.staticPeers.map { .string($0) }),
                 "peers_connected": .int(Int64(totals.connected)),
-                "peers": .array(mesh.peers.map(\.json)),
+                "in_step": .bool(convergence.inStep),
+                "last_seq": .int(Int64(clamping: convergence.lastSequence)),
+                "unlinked": .array(convergence.unlinked.map { .string($0) }),
+                "peers": .array(convergence.peers.map(\.json)),
                 "peers_of_peers": .object(mesh.peersOfPeers.mapValues { .array($0.map { .string($0) }) }),
-            ]
+            ])
         }
         return [
             "node_id": .string(nodeID),
@@ -27,15 +32,18 @@ extension ShoalNode: MeshController {
         ]
     }
 
-    public func meshPeers(database: String) -> JSON? {
+    public func meshPeers(database: String) async -> JSON? {
         guard let mesh = meshes[database] else { return nil }
+        let convergence = await mesh.convergence()
         return [
             "node_id": .string(nodeID),
             "group": .string(mesh.configuration.group),
-            "peers": .array(mesh.peers.map(\.json)),
+            "in_step": .bool(convergence.inStep),
+            "last_seq": .int(Int64(clamping: convergence.lastSequence)),
+            "unlinked": .array(convergence.unlinked.map { .string($0) }),
+            "peers": .array(convergence.peers.map(\.json)),
         ]
     }
-
 }
 
 extension ShoalNode {
@@ -75,7 +83,25 @@ extension ShoalNode {
         let resolvers = names.map { ($0, conflictMonitors[$0]?.counters ?? ConflictMonitor.Counters()) }
         let stores = names.compactMap { name in database(named: name).map { (name, $0) } }
         typealias Sample = NodeMetrics.Sample
-        return metrics.render([
+        typealias PeerSample = NodeMetrics.PeerSample
+        // Per link, as `_peers` shows them (documents not counted: a scrape reads no store).
+        let links = names.compactMap { name in
+            meshes[name].map { (name, $0.convergenceEstimate) }
+        }
+        let peerSamples = [
+            PeerSample(name: "shoal_mesh_peer_pending_send_sequences",
+                       help: "Local sequences the mesh peer has not acknowledged yet.",
+                       values: links.flatMap { db, mesh in mesh.byPeer.map { (db, $0.peer, Optional($0.pendingSend)) } }),
+            PeerSample(name: "shoal_mesh_peer_pending_receive_sequences",
+                       help: "The mesh peer's sequences not received yet, as it last reported (absent when not known).",
+                       values: links.flatMap { db, mesh in mesh.byPeer.map { (db, $0.peer, $0.pendingReceive) } }),
+            PeerSample(name: "shoal_mesh_peer_in_step",
+                       help: "1 when the link with the mesh peer is up, idle and nothing is pending either way.",
+                       values: links.flatMap { db, mesh in mesh.byPeer.map { (db, $0.peer, Optional($0.inStep ? 1 : 0)) } }),
+        ]
+        return metrics.render(peers: peerSamples, [
+            Sample(name: "shoal_mesh_in_step", help: "1 when the database is in step with every mesh peer.", kind: .gauge,
+                   values: links.map { ($0.0, $0.1.inStep ? 1 : 0) }),
             Sample(name: "shoal_mesh_peers_connected", help: "Mesh peers with a live connection.", kind: .gauge,
                    values: meshTotals.map { ($0.0, $0.1.connected) }),
             Sample(name: "shoal_replication_docs_out_total", help: "Revisions sent to mesh peers.", kind: .counter,

@@ -32,7 +32,8 @@ import TestSupport
             #expect(document["openapi"]?.stringValue == "3.0.3")
             let served = Set(document["paths"]?.objectValue?.keys.map { $0 } ?? [])
             #expect(served == (try Self.yamlPaths()), "regenerate with scripts/api-fuzz --generate")
-            #expect(served.contains("/{db}/{docid}"))
+            #expect(served.contains("/{keyspace}/{docid}"))
+            #expect(served.count >= 50)
         }
     }
 

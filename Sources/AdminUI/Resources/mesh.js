@@ -1,6 +1,6 @@
 // The mesh view: every node this node knows (its peers and what they reported about
-// theirs) drawn as a graph, with each link's direction, state, lag and traffic, and
-// the details of the node clicked.
+// theirs) drawn as a graph, with each link's direction, state, lag and traffic, whether
+// it is in step or behind (what is pending each way), and the details of the node clicked.
 import { h, s, mount, ago, bytes, duration, shortID, facts } from "./dom.js";
 import { live, subscribe } from "./live.js";
 
@@ -32,6 +32,20 @@ function perSecond(value, unit) {
   return unit === "B" ? `${bytes(Math.round(value))}/s` : `${value < 10 ? value.toFixed(1) : Math.round(value)}/s`;
 }
 
+/** "in step", or what is pending each way (documents), from `_peers`' fields. */
+export function stepText(peer) {
+  if (peer.in_step) return "in step";
+  const send = peer.pending_send ? peer.pending_send.documents : "?";
+  const receive = peer.pending_receive ? peer.pending_receive.documents : "?";
+  return `behind: send ${send} docs / receive ${receive} docs`;
+}
+
+/** The pending counts in full (sequences and documents, each way). */
+function pendingText(peer) {
+  const side = backlog => backlog ? `${backlog.documents} docs (${backlog.sequences} seq)` : "not known";
+  return `to send ${side(peer.pending_send)}, to receive ${side(peer.pending_receive)}${peer.idle ? "" : " · transferring"}`;
+}
+
 function linkState(peer) {
   if (peer.state === "connected" || peer.state === "running" || peer.state === "idle") return "connected";
   if (peer.state === "reconnecting" || peer.state === "starting") return "reconnecting";
@@ -53,8 +67,10 @@ export function graph(status, group) {
     direct.set(id, { peer, state });
   }
   for (const [id, { peer, state }] of direct) {
-    nodes.set(id, { id, kind: "peer", peer, down: state !== "connected" });
-    links.push({ from: peer.role === "accept" ? id : self, to: peer.role === "accept" ? self : id, state, peer });
+    // A connected link is drawn in step or behind (something pending either way).
+    const behind = state === "connected" && !peer.in_step;
+    nodes.set(id, { id, kind: "peer", peer, down: state !== "connected", behind });
+    links.push({ from: peer.role === "accept" ? id : self, to: peer.role === "accept" ? self : id, state, behind, peer });
   }
   const seen = new Set(links.map(link => [link.from, link.to].sort().join("|")));
   for (const [reporter, peers] of Object.entries(group.peers_of_peers || {})) {
@@ -110,13 +126,17 @@ function drawGraph(status, group, onSelect) {
     const uy = (b.y - a.y) / length;
     const line = s("line", {
       x1: a.x + ux * RADIUS, y1: a.y + uy * RADIUS, x2: b.x - ux * (RADIUS + 4), y2: b.y - uy * (RADIUS + 4),
-      class: `mesh-link ${link.state}`, "data-from": link.from, "data-to": link.to, "data-state": link.state,
+      class: `mesh-link ${link.state}${link.behind ? " behind" : link.state === "connected" ? " in-step" : ""}`,
+      "data-from": link.from, "data-to": link.to, "data-state": link.state,
+      "data-step": link.peer ? (link.peer.in_step ? "in-step" : "behind") : null,
       "marker-end": link.state === "reported" ? null : "url(#arrow)",
-    }, s("title", {}, link.state === "reported" ? `${shortID(link.from)} reported a link to ${shortID(link.to)}` : `${shortID(link.from)} dials ${shortID(link.to)}: ${link.peer.state}`));
+    }, s("title", {}, link.state === "reported" ? `${shortID(link.from)} reported a link to ${shortID(link.to)}`
+      : `${shortID(link.from)} dials ${shortID(link.to)}: ${link.peer.state}, ${stepText(link.peer)}\n${pendingText(link.peer)}`));
     if (!link.peer) return line;
     const peer = link.peer;
     const label = link.state === "connected"
-      ? `lag ${peer.sequences_behind ?? "?"} · ↑${perSecond(rates(peer)?.[0])} ↓${perSecond(rates(peer)?.[1])} docs`
+      ? `${peer.in_step ? "in step" : `behind ↑${peer.pending_send?.documents ?? "?"} ↓${peer.pending_receive?.documents ?? "?"}`}`
+        + ` · ↑${perSecond(rates(peer)?.[0])} ↓${perSecond(rates(peer)?.[1])} docs`
       : `${peer.state}${peer.last_heard_seconds_ago !== undefined ? ` · heard ${ago(peer.last_heard_seconds_ago)}` : ""}`;
     return [line, s("text", { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 8, class: "link-label", "text-anchor": "middle" }, label)];
   });
@@ -124,15 +144,16 @@ function drawGraph(status, group, onSelect) {
     const { x, y } = at.get(node.id);
     const sub = node.kind === "self" ? "this node"
       : node.kind === "remote" ? "reported by a peer"
-      : node.down ? `away · heard ${ago(node.peer.last_heard_seconds_ago)}` : `heard ${ago(node.peer.last_heard_seconds_ago)}`;
+      : node.down ? `away · heard ${ago(node.peer.last_heard_seconds_ago)}`
+      : `${node.behind ? "behind" : "in step"} · heard ${ago(node.peer.last_heard_seconds_ago)}`;
     return s("g", {
-      class: `mesh-node ${node.kind}${node.down ? " down" : ""}${selected === node.id ? " selected" : ""}`,
+      class: `mesh-node ${node.kind}${node.down ? " down" : ""}${node.behind ? " behind" : ""}${selected === node.id ? " selected" : ""}`,
       "data-node-id": node.id, onclick: () => onSelect(node.id), tabindex: 0,
     },
       s("circle", { cx: x, cy: y, r: RADIUS }),
       s("text", { x, y: y + RADIUS + 16, "text-anchor": "middle" }, shortID(node.id)),
       s("text", { x, y: y + RADIUS + 30, "text-anchor": "middle", class: "sub" }, sub),
-      s("title", {}, node.id));
+      s("title", {}, node.peer ? `${node.id}\n${stepText(node.peer)}\n${pendingText(node.peer)}` : node.id));
   });
   return s("svg", { class: "mesh-svg", viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-label": "Mesh graph" },
     s("defs", {}, s("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
@@ -169,6 +190,8 @@ function details(status, group) {
     ["State", h("span", { class: `state ${peer.state}` }, peer.state)],
     ["Connected since", peer.connected_since || "–"],
     ["Last heard", ago(peer.last_heard_seconds_ago)],
+    ["In step", h("span", { class: `step ${peer.in_step ? "in-step" : "behind"}` }, stepText(peer))],
+    ["Pending", pendingText(peer)],
     ["Lag", peer.sequences_behind !== undefined ? `${peer.sequences_behind} sequences` : "not known"],
     ["Docs", `pushed ${peer.docs_pushed}, pulled ${peer.docs_pulled}`],
     ["Throughput", `↑ ${perSecond(rates(peer)?.[0])} docs, ↓ ${perSecond(rates(peer)?.[1])} docs; `
@@ -198,22 +221,26 @@ export function render({ main, db }) {
     }
     mount(graphCard,
       h("div", { class: "toolbar" }, h("strong", {}, `Group “${group.group}” (database ${group.database})`),
-        h("span", { class: "muted" }, `${group.peers_connected} of ${group.peers.length} links up`)),
+        h("span", { class: "muted" }, `${group.peers_connected} of ${group.peers.length} links up`),
+        h("span", { class: `step ${group.in_step ? "in-step" : "behind"}` }, group.in_step ? "in step with every peer" : "not in step")),
       drawGraph(status, group, id => { selected = id; update(); }),
       h("div", {},
-        h("span", { class: "legend" }, h("i", { style: "background:#2da44e" }), "connected (arrow: who dialed)"),
+        h("span", { class: "legend" }, h("i", { style: "background:#2da44e" }), "connected, in step (arrow: who dialed)"),
+        h("span", { class: "legend" }, h("i", { style: "background:#8250df" }), "connected, behind (changes pending)"),
         h("span", { class: "legend" }, h("i", { style: "background:#d4a72c" }), "backing off"),
         h("span", { class: "legend" }, h("i", { style: "background:#cf222e" }), "down / partitioned"),
         h("span", { class: "legend" }, h("i", { style: "background:#aab4c0" }), "reported by a peer")));
     mount(side, ...details(status, group));
     mount(table, h("h3", {}, "Links"), h("table", {},
-      h("tr", {}, ["Peer", "Link", "State", "Last heard", "Lag", "Pushed", "Pulled", "Sent", "Received"].map((title, index) => h("th", { class: index > 3 ? "num" : null }, title))),
+      h("tr", {}, ["Peer", "Link", "State", "Step", "Last heard", "To send", "To receive", "Pushed", "Pulled", "Sent", "Received"].map((title, index) => h("th", { class: index > 4 ? "num" : null }, title))),
       group.peers.map(peer => h("tr", { class: selected === (peer.node_id || peer.address) ? "selected" : null },
         h("td", {}, h("code", { title: peer.node_id || "" }, shortID(peer.node_id || peer.address)), " ", h("span", { class: "muted small" }, peer.address || "")),
         h("td", {}, peer.role === "accept" ? "← it dials" : "→ we dial"),
         h("td", {}, h("span", { class: `state ${peer.state}` }, peer.state)),
+        h("td", {}, h("span", { class: `step ${peer.in_step ? "in-step" : "behind"}` }, peer.in_step ? "in step" : "behind")),
         h("td", {}, ago(peer.last_heard_seconds_ago)),
-        h("td", { class: "num" }, peer.sequences_behind ?? "–"),
+        h("td", { class: "num" }, peer.pending_send ? peer.pending_send.documents : "–"),
+        h("td", { class: "num" }, peer.pending_receive ? peer.pending_receive.documents : "?"),
         h("td", { class: "num" }, peer.docs_pushed), h("td", { class: "num" }, peer.docs_pulled),
         h("td", { class: "num" }, bytes(peer.bytes_sent)), h("td", { class: "num" }, bytes(peer.bytes_received))))));
   };
