@@ -48,6 +48,12 @@ enum MeshPeerReports {
         var progress: ReplicationProgress?
         var last: (peers: String, pending: LinkBacklog?)?
         var sentAt = ContinuousClock.now
+        // The first report waits one interval, as before reports followed changes: sent at
+        // once when the link starts, the acceptor's report is lost on some links in the
+        // netns lab, and the dialer's next reply then fails its checksum ("checksum
+        // mismatch in RPY frame #1", a reconnect loop; not yet explained, docs/reliability.md).
+        // Until then the peer's pending receive is unknown (null), so the link is not in step.
+        try? await Task.sleep(for: interval)
         while !Task.isCancelled && !connection.isClosed {
             // The link's progress, once a session of it runs on this connection.
             if progress == nil { progress = mesh.linkProgress(carrying: connection) }
