@@ -58,7 +58,7 @@ extension DocumentStore {
                     try db.execute(sql: "VACUUM INTO ?", arguments: [copy])
                 }
                 try carryAttachmentKey(into: copy, encrypted: cipher != nil)
-                try Self.syncFile(copy)
+                Self.syncFile(copy)
             } catch {
                 Self.removeRekeyLeftovers(path: path)
                 throw error

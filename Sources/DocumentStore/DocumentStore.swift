@@ -143,6 +143,9 @@ public final class DocumentStore: Sendable {
         notifier.finish()
         guard base == nil else { return }
         for named in namedCollections.withLock({ Array($0.values) }) { named.notifier.finish() }
+        // No read or write reaches the connections once they are closed (a replication
+        // still reading at shutdown gets an error, not a closed SQLite handle).
+        accessGate.close()
         blobs.close()
         inlineReaders?.close()
         checkpointer?.close()
@@ -188,7 +191,7 @@ public final class DocumentStore: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             let tables = tableSet
-            let result = try await accessGate.shared { try await writer.write { db in try Tables.with(tables) { try body(db) } } }
+            let result = try await accessGate.sharedIfOpen { try await writer.write { db in try Tables.with(tables) { try body(db) } } }
             return result
         } catch let error as StoreError {
             throw error
@@ -257,7 +260,7 @@ public final class DocumentStore: Sendable {
     /// A read as one shared access of the store (a rekey waits for it), its failures as `StoreError`s.
     private func reading<T: Sendable>(_ run: () async throws -> T) async throws(StoreError) -> T {
         do {
-            return try await accessGate.shared { try await run() }
+            return try await accessGate.sharedIfOpen { try await run() }
         } catch let error as StoreError {
             throw error
         } catch {

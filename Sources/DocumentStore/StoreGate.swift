@@ -1,10 +1,14 @@
+import Foundation
 import Synchronization
 
 /// Lets every database access run concurrently, until one operation needs the database
 /// to itself (a rekey swaps the SQLite file under the connections): then new accesses
 /// wait, the running ones finish, the exclusive operation runs, and the waiters go on.
+/// Once the store closes, accesses are refused (a `StoreError`) instead of reaching a
+/// closed SQLite connection, which would crash the process.
 final class StoreGate: Sendable {
     private struct State {
+        var closed = false
         var active = 0
         var exclusive = false
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -19,6 +23,27 @@ final class StoreGate: Sendable {
         await enter()
         defer { leave() }
         return try await body()
+    }
+
+    /// Runs `body` as one shared access, or throws `StoreError` `.unavailable` when the
+    /// store has closed.
+    func sharedIfOpen<T>(_ body: () async throws -> T) async throws -> T {
+        await enter()
+        defer { leave() }
+        if state.withLock({ $0.closed }) {
+            throw StoreError(.unavailable, reason: "the database is closed")
+        }
+        return try await body()
+    }
+
+    /// Refuses shared accesses from now on, then waits (blocking this thread, at most
+    /// `timeout`) for the running ones to end, so that the connections can be closed.
+    func close(timeout: Duration = .seconds(2)) {
+        state.withLock { $0.closed = true }
+        let deadline = ContinuousClock.now + timeout
+        while state.withLock({ $0.active > 0 }) && ContinuousClock.now < deadline {
+            usleep(1000)
+        }
     }
 
     /// Runs `body` with no shared access running or starting.

@@ -1,0 +1,20 @@
+import DocumentModel
+import DocumentStore
+import Testing
+import TestSupport
+
+/// A store used after `close()` (a replication still reading while its node stops)
+/// answers with an error: it never reaches the closed SQLite connection, which crashed
+/// the process ("Bad pointer dereference" in libsqlite3 under ChangesSender.readPage).
+struct ClosedStoreTests {
+    @Test(arguments: [true, false]) func readsAndWritesAfterCloseFailCleanly(inMemory: Bool) async throws {
+        let test = try TestStore(inMemory: inMemory)
+        defer { test.directory.remove() }
+        try await test.store.put("a", ["n": 1])
+        #expect(try await test.store.metadata("a") != nil)
+        test.store.close()
+        await #expect(throws: StoreError.self) { _ = try await test.store.metadata("a") }
+        await #expect(throws: StoreError.self) { try await test.store.put("b", ["n": 2]) }
+        await #expect(throws: StoreError.self) { _ = try await test.store.changesForSending(since: 0, limit: 10) }
+    }
+}
