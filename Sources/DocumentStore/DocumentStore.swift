@@ -144,16 +144,19 @@ public final class DocumentStore: Sendable {
         guard base == nil else { return }
         for named in namedCollections.withLock({ Array($0.values) }) { named.notifier.finish() }
         // No read or write reaches the connections once they are closed (a replication
-        // still reading at shutdown gets an error, not a closed SQLite handle).
-        accessGate.close()
-        blobs.close()
-        inlineReaders?.close()
-        checkpointer?.close()
-        if let path = configuration.databasePath { DatabaseCipher.uninstall(path: path) }
-        if let pool = writer as? DatabasePool {
-            try? pool.close()
-        } else if let queue = writer as? DatabaseQueue {
-            try? queue.close()
+        // still reading at shutdown gets an error, not a closed SQLite handle): they close
+        // when the last running access ends.
+        let (blobs, readers, checkpointer, path, writer) = (blobs, inlineReaders, checkpointer, configuration.databasePath, writer)
+        accessGate.close {
+            blobs.close()
+            readers?.close()
+            checkpointer?.close()
+            if let path { DatabaseCipher.uninstall(path: path) }
+            if let pool = writer as? DatabasePool {
+                try? pool.close()
+            } else if let queue = writer as? DatabaseQueue {
+                try? queue.close()
+            }
         }
     }
 

@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// Lets every database access run concurrently, until one operation needs the database
@@ -9,6 +8,8 @@ import Synchronization
 final class StoreGate: Sendable {
     private struct State {
         var closed = false
+        /// What closes the connections, once no access runs (set by `close`).
+        var onDrained: (@Sendable () -> Void)?
         var active = 0
         var exclusive = false
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -36,14 +37,17 @@ final class StoreGate: Sendable {
         return try await body()
     }
 
-    /// Refuses shared accesses from now on, then waits (blocking this thread, at most
-    /// `timeout`) for the running ones to end, so that the connections can be closed.
-    func close(timeout: Duration = .seconds(2)) {
-        state.withLock { $0.closed = true }
-        let deadline = ContinuousClock.now + timeout
-        while state.withLock({ $0.active > 0 }) && ContinuousClock.now < deadline {
-            usleep(1000)
+    /// Refuses shared accesses from now on, and runs `closeConnections` once the running
+    /// ones have ended: now when none runs, else when the last one leaves. Never blocks.
+    func close(then closeConnections: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.closed = true
+            if state.active == 0 { return true }
+            state.onDrained = closeConnections
+            return false
         }
+        if now { closeConnections() }
     }
 
     /// Runs `body` with no shared access running or starting.
@@ -74,12 +78,16 @@ final class StoreGate: Sendable {
     }
 
     private func leave() {
-        let drained = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let (drained, closeConnections) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (@Sendable () -> Void)?) in
             state.active -= 1
-            guard state.active == 0, let drained = state.drained else { return nil }
+            guard state.active == 0 else { return (nil, nil) }
+            let closeConnections = state.onDrained
+            state.onDrained = nil
+            let drained = state.drained
             state.drained = nil
-            return drained
+            return (drained, closeConnections)
         }
+        closeConnections?()
         drained?.resume()
     }
 

@@ -33,7 +33,7 @@ extension RESTHandler {
                     if let user = try await security.user(named: name) {
                         roles.formUnion(try await security.access(for: user).roles.keys)
                     }
-                } catch let error as PrincipalError where error.status == 403 {
+                } catch let error where error.status == 403 {
                     refusal = HTTPFailure(error)
                 } catch {
                     continue
