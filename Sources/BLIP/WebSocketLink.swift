@@ -83,7 +83,7 @@ public final class WebSocketLink: BLIPTransport, @unchecked Sendable {
             state.queuedBytes += bytes
             return state.canSend
         }
-        eventLoop.execute { [self, buffers] in
+        eventLoop.execute { [self, buffers, bytes] in
             handler?.writeFrames(buffers)
             written(bytes)
         }

@@ -6,7 +6,8 @@ import Synchronization
 /// Keeps what mesh peers report about their own peers and their side of each link fresh
 /// (the admin UI's graph beyond this node's links, and what this node has yet to
 /// receive). Besides the report in the WebSocket upgrade (`X-Shoal-Mesh-Peers`), each
-/// side of a mesh link sends a `shoal/meshPeers` request (no reply) at once, whenever its
+/// side of a mesh link sends a `shoal/meshPeers` request (no reply) one interval after the
+/// link starts, then whenever its
 /// pending send on that link changes (at most every `coalesce`), and at least every
 /// `interval`; it records the other side's. A plain Couchbase peer drops the unknown profile.
 ///

@@ -16,7 +16,7 @@ struct Peers: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let base = admin.hasSuffix("/") ? String(admin.dropLast()) : admin
+        let base = Replicate.base(admin)
         let response = try await Replicate.call("GET", "\(base)/\(db)/_peers")
         guard response.status == 200 else { throw ValidationError("the node answered \(response.status): \(response.json)") }
         if json {

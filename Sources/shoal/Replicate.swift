@@ -57,7 +57,7 @@ struct Replicate: AsyncParsableCommand {
             let path = pinnedCert.hasPrefix("/") ? pinnedCert : FileManager.default.currentDirectoryPath + "/" + pinnedCert
             definition["pinned_cert"] = .string(path)
         }
-        let base = admin.hasSuffix("/") ? String(admin.dropLast()) : admin
+        let base = Self.base(admin)
         let created = try await Self.call("PUT", "\(base)/\(db)/_replication/\(replicationID)", body: .object(definition))
         guard created.status == 201 else { throw ValidationError("the node refused the replication: \(created.json)") }
         if continuous {
@@ -90,6 +90,11 @@ struct Replicate: AsyncParsableCommand {
         if failed > 0 { line += ", failed \(failed)" }
         if let error = status["error_message"]?.stringValue { line += " — \(error)" }
         return line
+    }
+
+    /// An admin URL without its trailing slash, for appending paths.
+    static func base(_ url: String) -> String {
+        url.hasSuffix("/") ? String(url.dropLast()) : url
     }
 
     static func call(_ method: String, _ url: String, body: JSON? = nil) async throws -> (status: Int, json: JSON) {

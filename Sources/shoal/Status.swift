@@ -56,7 +56,7 @@ struct Status: AsyncParsableCommand {
             let host = ServiceSupervision.reachable(address.host)
             url = "http://\(host):\(address.port)"
         }
-        return url.hasSuffix("/") ? String(url.dropLast()) : url
+        return Replicate.base(url)
     }
 }
 
