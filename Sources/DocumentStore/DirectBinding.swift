@@ -15,6 +15,7 @@ enum DirectBinding {
         case integer(Int64)
         case text(String)
         case blob([UInt8])
+        case null
     }
 
     /// Binds `values` to parameters 1…n of `statement`, runs it to completion, and
@@ -45,6 +46,8 @@ enum DirectBinding {
         switch value {
         case .integer(let number):
             code = sqlite3_bind_int64(handle, index, number)
+        case .null:
+            code = sqlite3_bind_null(handle, index)
         case .text(var text):
             return text.withUTF8 { bytes in
                 // An empty string has no storage: bind an empty text of another origin.

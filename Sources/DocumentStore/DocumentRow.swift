@@ -11,8 +11,10 @@ struct DocumentRow {
     let sequence: UInt64
     /// The winner's stored body (canonical JSON), if any.
     let winnerBody: [UInt8]?
+    /// The winner's stored version vector text (nil: its legacy version).
+    let winnerVector: String?
 
-    static let columns = "id, key, seq, tree, body"
+    static let columns = "id, key, seq, tree, body, vv"
 
     /// Decodes a row of `columns`. The blobs are read in place (no intermediate
     /// `Data`), so a row straight from a statement cursor is never copied.
@@ -29,6 +31,7 @@ struct DocumentRow {
             throw StoreError(.storage, reason: "corrupt revision tree for \(row[1] as String): \(error)")
         }
         winnerBody = try row.withUnsafeData(atIndex: 4) { bytes in bytes.map { [UInt8]($0) } }
+        winnerVector = row[5]
     }
 
     static func load(_ db: Database, key: String) throws -> DocumentRow? {
@@ -55,6 +58,22 @@ struct DocumentRow {
         if rev == tree.winner { return winnerBody }
         let statement = try db.cachedStatement(sql: "SELECT body FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
         return try Data.fetchOne(statement, arguments: [rowID, rev.description]).map { [UInt8]($0) }
+    }
+
+    /// The stored body bytes and version vector text of `rev` (nil when no body is stored).
+    func bodyAndVector(_ db: Database, of rev: RevID) throws -> (body: [UInt8], vector: String?)? {
+        if rev == tree.winner { return winnerBody.map { ($0, winnerVector) } }
+        let statement = try db.cachedStatement(sql: "SELECT body, vv FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [rowID, rev.description]) else { return nil }
+        return ([UInt8](row[0] as Data), row[1])
+    }
+
+    /// The stored version vector text of `rev` (nil: none stored, its legacy version).
+    func vectorText(_ db: Database, of rev: RevID) throws -> String? {
+        if rev == tree.winner { return winnerVector }
+        let statement = try db.cachedStatement(sql: "SELECT vv FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [rowID, rev.description]) else { return nil }
+        return row[0]
     }
 
     func body(_ db: Database, of rev: RevID) throws -> [String: JSON]? {

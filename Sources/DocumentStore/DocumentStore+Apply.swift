@@ -17,6 +17,7 @@ extension DocumentStore {
 
         let revID: RevID
         let body: ObjectBody
+        let vector: VersionVector
         var encoded: [UInt8]?
         /// The parent, its body and deleted flag, for the gate.
         var parentRev: RevID?
@@ -45,9 +46,28 @@ extension DocumentStore {
             } catch {
                 throw StoreError.updateConflict
             }
+            let parentVector = try storedVector(db, existing, of: parent)
+            if let incoming = update.version {
+                // A version-vector client's edit must descend from what it replaces.
+                if let parentVector, !incoming.dominates(parentVector) { throw StoreError.updateConflict }
+                vector = try receivedVector(incoming, existing: nil, parent: parentVector)
+                context.clock.observe(incoming)
+            } else {
+                vector = try localVector(parent: parentVector, clock: context.clock)
+            }
         case .replicate(let history):
             revID = history[0]
             if let node = tree.node(for: revID), node.hasBody {
+                if let incoming = update.version, let existing {
+                    // The same revision by another path: reconcile the vectors it came with.
+                    let stored = try storedVector(db, existing, of: revID)
+                    let reconciled = try receivedVector(incoming, existing: stored, parent: nil)
+                    context.clock.observe(incoming)
+                    if reconciled != stored {
+                        try updateStoredVector(db, existing, rev: revID, text: storedText(reconciled, revID: revID))
+                    }
+                    return WriteResult(docID: update.docID, revID: revID, sequence: nil, version: reconciled)
+                }
                 return WriteResult(docID: update.docID, revID: revID, sequence: nil)
             }
             // Stubs resolve against the closest ancestor whose body we hold.
@@ -69,13 +89,22 @@ extension DocumentStore {
             if update.noConflicts, !tree.contains(revID), !extendsWinner(history, tree: tree) {
                 throw StoreError.updateConflict
             }
+            let parentVector = try history.count > 1 ? storedVector(db, existing, of: history[1]) : nil
+            if let incoming = update.version {
+                vector = try receivedVector(incoming, existing: nil, parent: parentVector)
+                context.clock.observe(incoming)
+            } else {
+                vector = legacyVector(revID: revID, parent: parentVector)
+            }
             if tree.contains(revID) {
                 // Known placeholder without a body (an ancestor we learned from a history):
                 // store the body now; no new sequence.
                 tree.setHasBody(revID, true)
                 let bytes = try update.encoded ?? encode(body.properties, maxSize: context.maxSize)
-                try storeBody(db, existing: existing!, tree: tree, rev: revID, bytes: bytes, sequence: existing!.sequence)
-                return WriteResult(docID: update.docID, revID: revID, sequence: nil)
+                try storeBody(
+                    db, existing: existing!, tree: tree, rev: revID, bytes: bytes,
+                    vector: storedText(vector, revID: revID), sequence: existing!.sequence)
+                return WriteResult(docID: update.docID, revID: revID, sequence: nil, version: vector)
             }
             do {
                 _ = try tree.insert(history: history, deleted: update.deleted, hasBody: true, sequence: sequence)
@@ -90,19 +119,20 @@ extension DocumentStore {
             context, update: update, revID: revID, body: body, parent: parentRev, parentBody: parentBody,
             parentDeleted: parentDeleted)
         let removed = tree.stem(limit: context.revsLimit)
+        let vectorText = storedText(vector, revID: revID)
         if let existing {
-            try storeBody(db, existing: existing, tree: tree, rev: revID, bytes: bytes, sequence: sequence)
+            try storeBody(db, existing: existing, tree: tree, rev: revID, bytes: bytes, vector: vectorText, sequence: sequence)
             if !removed.isEmpty {
                 let statement = try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
                 for rev in removed { try statement.execute(arguments: [existing.rowID, rev.description]) }
             }
         } else {
             let statement = try db.cachedStatement(sql: """
-                INSERT INTO \(Tables.docs)(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO \(Tables.docs)(key, seq, winner, deleted, conflicted, tree, body, vv) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             try statement.execute(arguments: [
                 update.docID, Int64(sequence), revID.description, tree.isDeleted, tree.hasConflict,
-                Data(tree.serialized()), Data(bytes),
+                Data(tree.serialized()), Data(bytes), vectorText,
             ])
         }
         if access != nil {
@@ -113,7 +143,7 @@ extension DocumentStore {
         }
         counters.lastSequence = sequence
         counters.docCount += Int64((tree.isDeleted ? 0 : 1) - (wasLive ? 1 : 0))
-        return WriteResult(docID: update.docID, revID: revID, sequence: sequence)
+        return WriteResult(docID: update.docID, revID: revID, sequence: sequence, version: vector)
     }
 
     /// Inserts a document that is new here without looking for it first; nil when a
@@ -139,23 +169,40 @@ extension DocumentStore {
             }
         }
         guard tree.contains(revID) else { return nil }
+        // The vector (§10.9): as sent; else a new local version for a creation, the
+        // legacy version (stored as NULL) for a replicated revision.
+        let vector: VersionVector?
+        let vectorText: DirectBinding.Value
+        if let incoming = update.version {
+            vector = try receivedVector(incoming, existing: nil, parent: nil)
+            vectorText = storedText(vector!, revID: revID).map { .text($0) } ?? .null
+            context.clock.observe(incoming)
+        } else if case .edit = update.mode {
+            let version = Version(time: try context.clock.next(after: 0), source: context.clock.source)
+            vector = VersionVector(version)
+            vectorText = .text(String(version.time, radix: 16) + "@" + context.clock.sourceText)
+        } else {
+            vector = nil
+            vectorText = .null
+        }
         let access = try gateAccess(
             context, update: update, revID: revID, body: update.properties, parent: parentRevision(of: update),
             parentBody: nil, parentDeleted: false)
         tree.stem(limit: context.revsLimit)
         let statement = try db.cachedStatement(sql: """
-            INSERT INTO \(Tables.docs)(key, seq, winner, deleted, conflicted, tree, body) VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO \(Tables.docs)(key, seq, winner, deleted, conflicted, tree, body, vv) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO NOTHING
             """)
         try DirectBinding.execute(statement, [
             .text(update.docID), .integer(Int64(sequence)), .text(revID.description), .integer(tree.isDeleted ? 1 : 0),
-            .integer(0), .blob(tree.serialized()), .blob(bytes),
+            .integer(0), .blob(tree.serialized()), .blob(bytes), vectorText,
         ], db: db)
         guard db.changesCount == 1 else { return nil }
         try recordAccess(db, docRow: db.lastInsertedRowID, rev: revID, access: access, winner: revID, sequence: sequence, isNew: true)
         counters.lastSequence = sequence
         if !tree.isDeleted { counters.docCount += 1 }
-        return WriteResult(docID: update.docID, revID: revID, sequence: sequence)
+        return WriteResult(
+            docID: update.docID, revID: revID, sequence: sequence, version: vector ?? VersionVector(Version.legacy(revID: revID)))
     }
 
     /// The parent a new document's revision was evaluated with: none for a creation,
@@ -237,38 +284,46 @@ extension DocumentStore {
         return bytes
     }
 
-    /// Writes `bytes` as the body of `rev` and keeps the invariant: `docs.body` holds
-    /// the winner's body, `revs` every other stored body.
+    /// Writes `bytes` and `vector` (stored text) as the body and version vector of
+    /// `rev` and keeps the invariant: `docs.body`/`docs.vv` hold the winner's,
+    /// `revs` every other stored body with its vector.
     private static func storeBody(
-        _ db: Database, existing: DocumentRow, tree: RevTree, rev: RevID, bytes: [UInt8], sequence: UInt64
+        _ db: Database, existing: DocumentRow, tree: RevTree, rev: RevID, bytes: [UInt8], vector: String?,
+        sequence: UInt64
     ) throws {
         let oldWinner = existing.tree.winner
         let newWinner = tree.winner!
         var winnerBody: [UInt8]? = existing.winnerBody
-        let insertRev = try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(Tables.revs)(doc, rev, body) VALUES (?, ?, ?)")
+        var winnerVector: String? = existing.winnerVector
+        let insertRev = try db.cachedStatement(
+            sql: "INSERT OR REPLACE INTO \(Tables.revs)(doc, rev, body, vv) VALUES (?, ?, ?, ?)")
         if oldWinner != newWinner {
             if let oldWinner, let oldBody = existing.winnerBody, tree.contains(oldWinner) {
-                try insertRev.execute(arguments: [existing.rowID, oldWinner.description, Data(oldBody)])
+                try insertRev.execute(arguments: [existing.rowID, oldWinner.description, Data(oldBody), existing.winnerVector])
             }
             if newWinner == rev {
                 winnerBody = bytes
+                winnerVector = vector
             } else {
-                winnerBody = try existing.bodyBytes(db, of: newWinner)
+                let stored = try existing.bodyAndVector(db, of: newWinner)
+                winnerBody = stored?.body
+                winnerVector = stored?.vector
                 try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
                     .execute(arguments: [existing.rowID, newWinner.description])
             }
         } else if newWinner == rev {
             winnerBody = bytes
+            winnerVector = vector
         }
         if newWinner != rev {
-            try insertRev.execute(arguments: [existing.rowID, rev.description, Data(bytes)])
+            try insertRev.execute(arguments: [existing.rowID, rev.description, Data(bytes), vector])
         }
         let update = try db.cachedStatement(sql: """
-            UPDATE \(Tables.docs) SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?
+            UPDATE \(Tables.docs) SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ?, vv = ? WHERE id = ?
             """)
         try update.execute(arguments: [
             Int64(sequence), newWinner.description, tree.isDeleted, tree.hasConflict,
-            Data(tree.serialized()), winnerBody.map { Data($0) }, existing.rowID,
+            Data(tree.serialized()), winnerBody.map { Data($0) }, winnerVector, existing.rowID,
         ])
     }
 

@@ -108,15 +108,17 @@ extension DocumentStore {
                     let delete = try db.cachedStatement(sql: "DELETE FROM \(Tables.revs) WHERE doc = ? AND rev = ?")
                     for rev in removed { try delete.execute(arguments: [doc.rowID, rev.description]) }
                     var body = doc.winnerBody
+                    var vector = doc.winnerVector
                     if tree.winner != doc.tree.winner, let winner = tree.winner {
-                        body = try doc.bodyBytes(db, of: winner)
+                        let stored = try doc.bodyAndVector(db, of: winner)
+                        (body, vector) = (stored?.body, stored?.vector)
                         try delete.execute(arguments: [doc.rowID, winner.description])
                     }
                     try db.execute(
-                        sql: "UPDATE \(Tables.docs) SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ? WHERE id = ?",
+                        sql: "UPDATE \(Tables.docs) SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ?, body = ?, vv = ? WHERE id = ?",
                         arguments: [
                             Int64(counters.lastSequence), tree.winner!.description, tree.isDeleted, tree.hasConflict,
-                            Data(tree.serialized()), body.map { Data($0) }, doc.rowID,
+                            Data(tree.serialized()), body.map { Data($0) }, vector, doc.rowID,
                         ])
                     for rev in removed {
                         try db.execute(sql: "DELETE FROM \(Tables.revAccess) WHERE doc = ? AND rev = ?", arguments: [doc.rowID, rev.description])

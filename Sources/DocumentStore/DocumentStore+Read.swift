@@ -27,17 +27,19 @@ extension DocumentStore {
 
     /// The winning revision (`rev == nil`; 404 `deleted` when the document is deleted)
     /// or a given revision (returned even if it is a tombstone; 404 `missing` if
-    /// unknown or its body is gone).
+    /// unknown or its body is gone), with its version vector.
     public func revision(_ docID: String, rev: RevID? = nil) async throws(StoreError) -> (DocumentMetadata, Revision) {
         let result: Result<(DocumentMetadata, Revision), StoreError> = try await read { db in
             guard let row = try DocumentRow.load(db, key: docID) else { return .failure(.missing) }
             let metadata = DocumentMetadata(docID: docID, tree: row.tree, sequence: row.sequence)
             let target = rev ?? metadata.winner
-            guard let node = row.tree.node(for: target), let body = try row.body(db, of: target) else {
+            guard let node = row.tree.node(for: target), let stored = try row.bodyAndVector(db, of: target) else {
                 return .failure(.missing)
             }
             if rev == nil && node.deleted { return .failure(.deleted) }
-            let revision = Revision(docID: docID, revID: target, deleted: node.deleted, body: body, sequence: node.sequence)
+            let revision = Revision(
+                docID: docID, revID: target, deleted: node.deleted, body: try DocumentRow.decode(stored.body),
+                sequence: node.sequence, version: try Self.vector(stored.vector, revID: target))
             return .success((metadata, revision))
         }
         return try result.get()
@@ -51,10 +53,12 @@ extension DocumentStore {
             let metadata = DocumentMetadata(docID: docID, tree: row.tree, sequence: row.sequence)
             let wanted = revs ?? row.tree.leaves
             let lookups: [RevisionLookup] = try wanted.map { rev in
-                guard let node = row.tree.node(for: rev), let body = try row.body(db, of: rev) else {
+                guard let node = row.tree.node(for: rev), let stored = try row.bodyAndVector(db, of: rev) else {
                     return .missing(rev)
                 }
-                return .found(Revision(docID: docID, revID: rev, deleted: node.deleted, body: body, sequence: node.sequence))
+                return .found(Revision(
+                    docID: docID, revID: rev, deleted: node.deleted, body: try DocumentRow.decode(stored.body),
+                    sequence: node.sequence, version: try Self.vector(stored.vector, revID: rev)))
             }
             return (metadata, lookups)
         }
@@ -98,6 +102,24 @@ public struct OutgoingRevision: Sendable {
     public let bodyBytes: [UInt8]
     /// Ancestors of `revID`, parent first.
     public let history: [RevID]
+    /// The stored text of the revision's version vector (nil: its legacy version).
+    let versionText: String?
+
+    init(docID: String, revID: RevID, deleted: Bool, sequence: UInt64, bodyBytes: [UInt8], history: [RevID],
+         versionText: String?) {
+        self.docID = docID
+        self.revID = revID
+        self.deleted = deleted
+        self.sequence = sequence
+        self.bodyBytes = bodyBytes
+        self.history = history
+        self.versionText = versionText
+    }
+
+    /// The revision's version vector (parsed from the stored text when asked for).
+    public func version() throws(StoreError) -> VersionVector {
+        try DocumentStore.vector(versionText, revID: revID)
+    }
 
     /// The stored body parsed.
     public func body() throws(StoreError) -> [String: JSON] {
@@ -125,12 +147,12 @@ extension DocumentStore {
                     row = try DocumentRow.load(db, key: docID)
                     rows[docID] = row
                 }
-                guard let row, let node = row.tree.node(for: rev), let bytes = try row.bodyBytes(db, of: rev) else {
+                guard let row, let node = row.tree.node(for: rev), let stored = try row.bodyAndVector(db, of: rev) else {
                     return nil
                 }
                 return OutgoingRevision(
-                    docID: docID, revID: rev, deleted: node.deleted, sequence: node.sequence, bodyBytes: bytes,
-                    history: Array(row.tree.history(of: rev).dropFirst()))
+                    docID: docID, revID: rev, deleted: node.deleted, sequence: node.sequence, bodyBytes: stored.body,
+                    history: Array(row.tree.history(of: rev).dropFirst()), versionText: stored.vector)
             }
         }
     }

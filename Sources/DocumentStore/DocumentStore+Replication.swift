@@ -9,16 +9,20 @@ public struct ChangedDocument: Sendable {
     public let listing: DocumentListing
     /// The winner's body exactly as stored, nil for none.
     let winnerBody: [UInt8]?
+    /// The winner's stored version vector text (nil: its legacy version).
+    let winnerVector: String?
 
     /// A document whose bodies are read when sent.
     public init(listing: DocumentListing) {
         self.listing = listing
         winnerBody = nil
+        winnerVector = nil
     }
 
-    init(listing: DocumentListing, winnerBody: [UInt8]?) {
+    init(listing: DocumentListing, winnerBody: [UInt8]?, winnerVector: String?) {
         self.listing = listing
         self.winnerBody = winnerBody
+        self.winnerVector = winnerVector
     }
 
     /// The winner `rev` ready to send (stored bytes, ancestry), or nil when `rev`
@@ -27,7 +31,7 @@ public struct ChangedDocument: Sendable {
         guard rev == listing.tree.winner, let winnerBody, let node = listing.tree.node(for: rev) else { return nil }
         return OutgoingRevision(
             docID: listing.docID, revID: rev, deleted: node.deleted, sequence: node.sequence, bodyBytes: winnerBody,
-            history: Array(listing.tree.history(of: rev).dropFirst()))
+            history: Array(listing.tree.history(of: rev).dropFirst()), versionText: winnerVector)
     }
 }
 
@@ -49,7 +53,7 @@ extension DocumentStore {
                 let document = try DocumentRow(row: row)
                 documents.append(ChangedDocument(
                     listing: DocumentListing(docID: document.key, sequence: document.sequence, tree: document.tree, body: nil),
-                    winnerBody: document.winnerBody))
+                    winnerBody: document.winnerBody, winnerVector: document.winnerVector))
             }
             return documents
         }

@@ -8,7 +8,8 @@ extension DocumentStore {
     /// leaf and a tombstone on every other live leaf) are inserted with their
     /// parents as history, all in one transaction, so the resolution and what it
     /// saw cannot drift apart. A resolution is an ordinary change: it gets
-    /// sequences and replicates.
+    /// sequences and replicates. Its revisions get derived version vectors
+    /// (`resolutionVectors`), so every node writes the same ones.
     ///
     /// - Parameters:
     ///   - policies: the database's policies; the document's `type` picks one.
@@ -37,11 +38,15 @@ extension DocumentStore {
             let outcome = ConflictResolver.resolve(
                 tree: tree, bodies: bodies, mergeBaseBody: baseBody, policy: policy, script: script)
             guard case .resolved(let resolution) = outcome else { return (outcome, nil) }
+            // Derived versions (§10.9): the same on every node that resolves these leaves.
+            var leafVectors: [RevID: VersionVector] = [:]
+            for leaf in tree.liveLeaves { leafVectors[leaf] = try Self.storedVector(db, row, of: leaf) }
+            let vectors = try Self.resolutionVectors(resolution, leaves: leafVectors)
             let prepared = resolution.revisions.map { revision in
                 Result { () throws(StoreError) in
                     try self.prepare(DocumentUpdate(
                         docID: docID, body: revision.body, deleted: revision.deleted,
-                        mode: .replicate(history: [revision.revID, revision.parent])))
+                        mode: .replicate(history: [revision.revID, revision.parent]), version: vectors[revision.revID]))
                 }
             }
             let commit = try self.commit(

@@ -26,6 +26,10 @@ extension DocumentStore {
     /// - `rev_origins`: where the revisions of each committed change came from
     ///   (`RevisionOrigin`), one row per run of consecutive sequences with the same
     ///   origin; node-local, never replicated.
+    /// - `docs.vv`, `revs.vv`: the version vector of the revision whose body the row
+    ///   holds (Sync Gateway's text form); NULL when it is `Version.legacy(revID:)` alone,
+    ///   as for every revision written before `v8-versions` (docs/storage.md "Versions").
+    ///   `info.source` is the database's `SourceID`, `meta.hlc` its clock's last time.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -159,6 +163,16 @@ extension DocumentStore {
                 );
                 """)
         }
+        migrator.registerMigration("v8-versions") { db in
+            // Version vectors beside the bodies. ADD COLUMN only edits the schema: no row
+            // is rewritten, and a NULL vector reads as the revision's legacy version.
+            try db.execute(sql: "ALTER TABLE docs ADD COLUMN vv TEXT; ALTER TABLE revs ADD COLUMN vv TEXT")
+            for id in try Int.fetchAll(db, sql: "SELECT id FROM collections") {
+                let p = Tables.prefix(id)
+                try db.execute(sql: "ALTER TABLE \(p)docs ADD COLUMN vv TEXT; ALTER TABLE \(p)revs ADD COLUMN vv TEXT")
+            }
+            try db.execute(sql: "INSERT OR IGNORE INTO meta(key, value) VALUES ('hlc', 0)")
+        }
         return migrator
     }
 
@@ -176,12 +190,13 @@ extension DocumentStore {
                 deleted INTEGER NOT NULL,
                 conflicted INTEGER NOT NULL,
                 tree BLOB NOT NULL,
-                body BLOB
+                body BLOB,
+                vv TEXT
             );
             CREATE UNIQUE INDEX IF NOT EXISTS \(p)docs_by_seq ON \(p)docs(seq);
             CREATE INDEX IF NOT EXISTS \(p)docs_conflicted ON \(p)docs(seq) WHERE conflicted = 1;
             CREATE TABLE IF NOT EXISTS \(p)revs (
-                doc INTEGER NOT NULL, rev TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (doc, rev)
+                doc INTEGER NOT NULL, rev TEXT NOT NULL, body BLOB NOT NULL, vv TEXT, PRIMARY KEY (doc, rev)
             ) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS \(p)local_docs (
                 key TEXT PRIMARY KEY, gen INTEGER NOT NULL, body BLOB NOT NULL

@@ -42,7 +42,7 @@ extension DocumentStore {
     ) throws -> CommitOutcome {
         let context = WriteContext(
             revsLimit: configuration.revsLimit, maxSize: configuration.maxDocumentSize, blobs: blobs,
-            gate: gate, author: author)
+            gate: gate, author: author, clock: versionClock)
         return try updatingCounters(db) { counters in
             let first = counters.lastSequence + 1
             var outcome = CommitOutcome()
@@ -62,6 +62,7 @@ extension DocumentStore {
             if counters.lastSequence >= first {
                 try Self.recordOrigin(db, origin, first: first, last: counters.lastSequence)
             }
+            try versionClock.persist(db)
             return outcome
         }
     }
@@ -104,6 +105,8 @@ extension DocumentStore {
         let blobs: BlobStore
         let gate: (any RevisionGate)?
         let author: (any Sendable)?
+        /// Times the revisions' versions (§10.9).
+        let clock: VersionClock
     }
 
     /// An update whose properties were validated and whose inline attachments are
@@ -118,6 +121,8 @@ extension DocumentStore {
         let mode: DocumentUpdate.Mode
         /// `DocumentUpdate.noConflicts`.
         var noConflicts = false
+        /// `DocumentUpdate.version`.
+        var version: VersionVector?
         /// Canonical JSON of `properties` when there are no attachments.
         var encoded: [UInt8]?
         /// The revision ID for an edit on its requested parent (valid when that parent is used).
@@ -187,7 +192,7 @@ extension DocumentStore {
         }
         var prepared = PreparedUpdate(
             docID: update.docID, properties: ObjectBody(properties), attachments: attachments,
-            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts)
+            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts, version: update.version)
         if attachments.isEmpty {
             try setStoredForm(JSON.object(properties).canonicalBytes(), of: &prepared)
         }
@@ -213,7 +218,7 @@ extension DocumentStore {
         }
         var prepared = PreparedUpdate(
             docID: update.docID, properties: update.object, attachments: [:],
-            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts)
+            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts, version: update.version)
         try setStoredForm(bytes, of: &prepared)
         return prepared
     }

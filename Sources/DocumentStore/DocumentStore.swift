@@ -45,6 +45,8 @@ public final class DocumentStore: Sendable {
     let counters: Mutex<Counters>
     /// The gate new revisions pass through (access control), if installed.
     let gateBox = Mutex<(any RevisionGate)?>(nil)
+    /// The database's version source and hybrid logical clock (shared by its collections).
+    let versionClock: VersionClock
 
     struct Counters {
         var lastSequence: UInt64
@@ -89,6 +91,7 @@ public final class DocumentStore: Sendable {
         encryptedState = Mutex(encrypted)
         readersBox = Mutex(configuration.databasePath.map { Self.inlineReaders(path: $0, configuration, encrypted: encrypted) })
         try Self.migrator.migrate(writer)
+        versionClock = try VersionClock.load(writer, configured: configuration.versionSource)
         let tracker = AccessGeneration()
         try writer.writeWithoutTransaction { db in try tracker.install(on: db, tableSets: Self.allTableSets(db)) }
         accessTracker = tracker
@@ -118,6 +121,7 @@ public final class DocumentStore: Sendable {
         tableSet = number
         accessGate = base.accessGate
         accessTracker = base.accessTracker
+        versionClock = base.versionClock
         blobs = base.blobs
         writerBox = Mutex(base.writer)
         readersBox = Mutex(nil)

@@ -9,13 +9,18 @@ public struct Revision: Sendable, Equatable {
     /// The body, or nil when it has been compacted away or was never received.
     public let body: [String: JSON]?
     public let sequence: UInt64
+    /// The revision's version vector (nil when the reader did not read it).
+    public let version: VersionVector?
 
-    public init(docID: String, revID: RevID, deleted: Bool, body: [String: JSON]?, sequence: UInt64) {
+    public init(
+        docID: String, revID: RevID, deleted: Bool, body: [String: JSON]?, sequence: UInt64, version: VersionVector? = nil
+    ) {
         self.docID = docID
         self.revID = revID
         self.deleted = deleted
         self.body = body
         self.sequence = sequence
+        self.version = version
     }
 
     /// The attachment metadata of this revision, by name.
@@ -48,11 +53,15 @@ public struct WriteResult: Sendable, Equatable {
     public let revID: RevID
     /// The sequence assigned, or nil when a `new_edits=false` revision was already known.
     public let sequence: UInt64?
+    /// The revision's version vector as stored (nil when the revision was already known
+    /// and nothing was stored).
+    public let version: VersionVector?
 
-    public init(docID: String, revID: RevID, sequence: UInt64?) {
+    public init(docID: String, revID: RevID, sequence: UInt64?, version: VersionVector? = nil) {
         self.docID = docID
         self.revID = revID
         self.sequence = sequence
+        self.version = version
     }
 }
 
@@ -87,23 +96,36 @@ public struct DocumentUpdate: Sendable {
     /// nearest ancestor in its history that the store holds is not the current winner
     /// (with no such ancestor, only an absent or deleted document accepts it).
     public var noConflicts: Bool
+    /// The revision's version vector as its writer sent it (a Couchbase Lite 4 or Sync
+    /// Gateway 4 peer, a mesh link), or nil. Nil gives an `.edit` a new local version and
+    /// a `.replicate` its legacy version (`Version.legacy(revID:)`) over its parent's
+    /// vector. With a vector, an `.edit` is refused (409) unless the vector dominates its
+    /// parent's, and a `.replicate` of a revision already stored reconciles the stored
+    /// vector with it (docs/architecture.md §10.9).
+    public var version: VersionVector?
 
     public init(
-        docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode, noConflicts: Bool = false
+        docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode, noConflicts: Bool = false,
+        version: VersionVector? = nil
     ) {
         self.docID = docID
         self.object = ObjectBody(body)
         self.deleted = deleted
         self.mode = mode
         self.noConflicts = noConflicts
+        self.version = version
     }
 
     /// An update whose body is held as canonical bytes (see `ObjectBody(canonical:)`).
-    public init(docID: String, object: ObjectBody, deleted: Bool = false, mode: Mode, noConflicts: Bool = false) {
+    public init(
+        docID: String, object: ObjectBody, deleted: Bool = false, mode: Mode, noConflicts: Bool = false,
+        version: VersionVector? = nil
+    ) {
         self.docID = docID
         self.object = object
         self.deleted = deleted
         self.mode = mode
         self.noConflicts = noConflicts
+        self.version = version
     }
 }

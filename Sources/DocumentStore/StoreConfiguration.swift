@@ -1,3 +1,4 @@
+import DocumentModel
 import Foundation
 
 /// How one database is stored: where its files live, how long histories grow,
@@ -38,6 +39,9 @@ public struct StoreConfiguration: Sendable, Equatable {
     public var durability: Durability
     /// The key the database file and its attachments are encrypted with (nil: plain).
     public var encryption: EncryptionKey?
+    /// The source ID of the versions this database mints, used once, when a database
+    /// without one is opened (nil: 16 random bytes). Kept in the database after that.
+    public var versionSource: SourceID?
 
     public init(
         name: String,
@@ -45,9 +49,11 @@ public struct StoreConfiguration: Sendable, Equatable {
         revsLimit: Int = 1000,
         maxDocumentSize: Int = 20 * 1024 * 1024,
         durability: Durability = .full,
-        encryption: EncryptionKey? = nil
+        encryption: EncryptionKey? = nil,
+        versionSource: SourceID? = nil
     ) {
         self.encryption = encryption
+        self.versionSource = versionSource
         self.name = name
         self.location = location
         self.revsLimit = revsLimit

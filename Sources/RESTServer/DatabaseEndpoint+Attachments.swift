@@ -68,7 +68,7 @@ extension DatabaseEndpoint {
         attachments[name] = ["content_type": .string(contentType), "digest": .string(blob.digest), "length": .int(Int64(blob.length))]
         body["_attachments"] = .object(attachments)
         let result = try await save(DocumentUpdate(docID: docID, body: body, mode: .edit(parent: rev)))
-        return RESTResponse.written(id: docID, rev: result.revID.description)
+        return RESTResponse.written(id: docID, rev: result.revID.description, cv: result.version?.current)
     }
 
     private func deleteAttachment(docID: String, name: String) async throws -> Response {
@@ -79,7 +79,7 @@ extension DatabaseEndpoint {
         }
         body["_attachments"] = attachments.isEmpty ? nil : .object(attachments)
         let result = try await save(DocumentUpdate(docID: docID, body: body, mode: .edit(parent: rev)))
-        return RESTResponse.written(id: docID, rev: result.revID.description, status: .ok)
+        return RESTResponse.written(id: docID, rev: result.revID.description, cv: result.version?.current, status: .ok)
     }
 
     /// The body of the revision being extended (empty for a new document).

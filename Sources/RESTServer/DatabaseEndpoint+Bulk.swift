@@ -53,7 +53,9 @@ extension DatabaseEndpoint {
             case .success(let update):
                 switch savedIterator.next()! {
                 case .success(let result):
-                    results.append(["id": .string(update.docID), "rev": .string(result.revID.description)])
+                    var entry: [String: JSON] = ["id": .string(update.docID), "rev": .string(result.revID.description)]
+                    if let cv = result.version?.current { entry["cv"] = .string(cv.description) }
+                    results.append(.object(entry))
                 case .failure(let error):
                     results.append(Self.errorEntry(id: update.docID, HTTPFailure(error)))
                 }

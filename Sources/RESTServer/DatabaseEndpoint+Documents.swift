@@ -85,7 +85,7 @@ extension DatabaseEndpoint {
         let newEdits = try query.bool("new_edits", default: true)
         let update = try DocumentUpdateParser.parse(body, docID: id, explicitRev: try requestedRev(), newEdits: newEdits)
         let result = try await save(update)
-        return RESTResponse.written(id: id, rev: result.revID.description)
+        return RESTResponse.written(id: id, rev: result.revID.description, cv: result.version?.current)
     }
 
     private func deleteDocument(id: String) async throws -> Response {
@@ -96,6 +96,6 @@ extension DatabaseEndpoint {
         }
         let update = DocumentUpdate(docID: id, body: [:], deleted: true, mode: .edit(parent: try parseRev(revString)))
         let result = try await save(update)
-        return RESTResponse.written(id: id, rev: result.revID.description, status: .ok)
+        return RESTResponse.written(id: id, rev: result.revID.description, cv: result.version?.current, status: .ok)
     }
 }

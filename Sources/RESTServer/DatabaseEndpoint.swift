@@ -46,7 +46,7 @@ struct DatabaseEndpoint: Sendable {
             let id = givenID?.stringValue ?? Self.generateDocID()
             let update = try DocumentUpdateParser.parse(body, docID: id, explicitRev: nil, newEdits: true)
             let result = try await save(update)
-            return RESTResponse.written(id: id, rev: result.revID.description)
+            return RESTResponse.written(id: id, rev: result.revID.description, cv: result.version?.current)
         case .put:
             throw HTTPFailure(.preconditionFailed, "file_exists", "The database could not be created, the file already exists.")
         default:
@@ -85,7 +85,7 @@ struct DatabaseEndpoint: Sendable {
 /// `_id`/`_rev`/`_deleted`/`_revisions` metadata, ignores read-only metadata.
 enum DocumentUpdateParser {
     /// Metadata a client may send back from a read; it is ignored on write.
-    static let ignored: Set<String> = ["_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq", "_exp"]
+    static let ignored: Set<String> = ["_conflicts", "_deleted_conflicts", "_revs_info", "_local_seq", "_exp", "_cv"]
 
     static func parse(
         _ json: consuming [String: JSON], docID: String, explicitRev: String?, newEdits: Bool

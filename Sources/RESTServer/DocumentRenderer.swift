@@ -3,9 +3,14 @@ import DocumentStore
 import Foundation
 
 /// Turns a stored revision into the JSON a client reads: `_id`, `_rev`, `_deleted`,
-/// attachment stubs or inline data, and the optional `_revisions`, `_revs_info`,
+/// attachment stubs or inline data, and the optional `_cv`, `_revisions`, `_revs_info`,
 /// `_conflicts` and `_deleted_conflicts`.
 struct DocumentRenderer: Sendable {
+    /// `_cv`: the revision's current version (`show_cv=true`). Sync Gateway 4 always
+    /// shows it; Shoal asks for the parameter until its mesh links carry versions
+    /// (issue 35), because until then a revision replicated between nodes reads as its
+    /// legacy version on the receiver and the nodes would show different `_cv`s.
+    var currentVersion = false
     var revisions = false
     var revsInfo = false
     var conflicts = false
@@ -24,6 +29,7 @@ struct DocumentRenderer: Sendable {
         conflicts = try query.bool("conflicts") || meta
         deletedConflicts = try query.bool("deleted_conflicts") || meta
         attachments = try query.bool("attachments")
+        currentVersion = try query.bool("show_cv")
         attachmentsSince = try Self.revList(query.stringList("atts_since") ?? [], name: "atts_since")
     }
 
@@ -38,6 +44,7 @@ struct DocumentRenderer: Sendable {
         var object = revision.body ?? [:]
         object["_id"] = .string(revision.docID)
         object["_rev"] = .string(revision.revID.description)
+        if currentVersion, let version = revision.version { object["_cv"] = .string(version.current.description) }
         if revision.deleted { object["_deleted"] = true }
         if let attachmentsJSON = object["_attachments"]?.objectValue, !attachmentsJSON.isEmpty {
             object["_attachments"] = .object(renderAttachments(attachmentsJSON, tree: tree, blobs: blobs))

@@ -19,8 +19,11 @@ enum RESTResponse {
         json(failure.json, status: failure.status, headers: failure.headers)
     }
 
-    /// `{"id": …, "ok": true, "rev": …}` with the new revision as ETag.
-    static func written(id: String, rev: String, status: HTTPResponse.Status = .created) -> Response {
-        json(["id": .string(id), "ok": true, "rev": .string(rev)], status: status, headers: [.eTag: "\"\(rev)\""])
+    /// `{"id": …, "ok": true, "rev": …, "cv": …}` with the new revision as ETag; `cv`, the
+    /// revision's current version, as Sync Gateway 4 answers (left out when nil).
+    static func written(id: String, rev: String, cv: Version? = nil, status: HTTPResponse.Status = .created) -> Response {
+        var object: [String: JSON] = ["id": .string(id), "ok": true, "rev": .string(rev)]
+        if let cv { object["cv"] = .string(cv.description) }
+        return json(.object(object), status: status, headers: [.eTag: "\"\(rev)\""])
     }
 }

@@ -1,0 +1,138 @@
+import DocumentModel
+import Foundation
+import GRDB
+
+// Version vectors of stored revisions (docs/architecture.md §10.9, docs/storage.md
+// "Versions"): each revision's vector is kept beside its body (`docs.vv` for the winner,
+// `revs.vv` for the others) in Sync Gateway's text form; NULL means the revision's
+// legacy version alone (`Version.legacy(revID:)`), which is what every revision written
+// before the `v8-versions` migration reads as, so an upgrade rewrites no row.
+
+extension DocumentStore {
+    /// The source ID of the versions this database mints (fixed at creation or upgrade).
+    public var versionSource: SourceID { versionClock.source }
+
+    /// The last time the database's hybrid logical clock gave out or observed.
+    public var versionClockTime: UInt64 { versionClock.last }
+
+    /// Replaces the wall clock (ns since 1970) that feeds the hybrid logical clock: for
+    /// tests and clock faults. The hybrid clock never goes backwards whatever it reads.
+    public func setWallClock(_ now: @escaping @Sendable () -> UInt64) {
+        versionClock.setWallClock(now)
+    }
+
+    /// The version vector of `rev` (nil: the winner) of `docID`; nil when the document
+    /// or the revision is unknown. A revision whose body is gone (compacted, or a
+    /// placeholder of a history) reads as its legacy version.
+    public func versionVector(_ docID: String, rev: RevID? = nil) async throws(StoreError) -> VersionVector? {
+        try await read { db in
+            guard let row = try DocumentRow.load(db, key: docID) else { return nil }
+            return try Self.storedVector(db, row, of: rev ?? row.tree.winner)
+        }
+    }
+
+    /// The current version of `docID`'s winning revision, or nil for an unknown document.
+    public func currentVersion(_ docID: String) async throws(StoreError) -> Version? {
+        try await versionVector(docID)?.current
+    }
+
+    // MARK: Stored form
+
+    /// The vector stored as `text` for `revID` (nil text: the legacy version alone).
+    static func vector(_ text: String?, revID: RevID) throws(StoreError) -> VersionVector {
+        guard let text else { return VersionVector(Version.legacy(revID: revID)) }
+        do {
+            return try VersionVector(parsing: text)
+        } catch {
+            throw StoreError(.storage, reason: "corrupt version vector of \(revID): \(error)")
+        }
+    }
+
+    /// The text stored for `vector` of `revID`: nil when it is the legacy version alone.
+    static func storedText(_ vector: VersionVector, revID: RevID) -> String? {
+        if vector.count == 1, vector.current.isLegacy, vector.current == Version.legacy(revID: revID) { return nil }
+        return vector.text(style: .syncGateway)
+    }
+
+    /// The stored vector of `rev` in `row` (as loaded before the transaction changed
+    /// it); nil when `rev` is nil or not in its tree.
+    static func storedVector(_ db: Database, _ row: DocumentRow?, of rev: RevID?) throws -> VersionVector? {
+        guard let rev, let row, let node = row.tree.node(for: rev) else { return nil }
+        guard node.hasBody else { return VersionVector(Version.legacy(revID: rev)) }
+        return try vector(row.vectorText(db, of: rev), revID: rev)
+    }
+
+    // MARK: Assignment (§10.9)
+
+    /// A local edit's vector: a new version `<clock now>@<source>` on top of the
+    /// parent's vector (nil: a new document).
+    static func localVector(parent: VersionVector?, clock: VersionClock) throws -> VersionVector {
+        let time = try clock.next(after: parent?.time(of: clock.source) ?? 0)
+        guard let parent else { return VersionVector(Version(time: time, source: clock.source)) }
+        do {
+            return try parent.addingLocalEdit(source: clock.source, time: time)
+        } catch {
+            throw StoreError(.storage, reason: "cannot add a local version: \(error)")
+        }
+    }
+
+    /// The vector of a revision that came without one (a revision-tree peer,
+    /// `new_edits=false`): its legacy version, with the parent's vector as history.
+    static func legacyVector(revID: RevID, parent: VersionVector?) -> VersionVector {
+        let legacy = Version.legacy(revID: revID)
+        guard let parent, let vector = try? parent.adding(legacy) else { return VersionVector(legacy) }
+        return vector
+    }
+
+    /// What is stored for a revision that came with `incoming`: `reconciling` of the
+    /// vector already stored for it (if any) and `incoming`; a new revision also takes
+    /// its parent's vector as history.
+    static func receivedVector(
+        _ incoming: VersionVector, existing: VersionVector?, parent: VersionVector?
+    ) throws -> VersionVector {
+        do {
+            var vector = try existing.map { try VersionVector.reconciling([$0, incoming]) } ?? incoming
+            if existing == nil, let parent { vector = try vector.withHistory(of: [parent]) }
+            return vector
+        } catch {
+            throw StoreError.badRequest("invalid version vector: \(error)")
+        }
+    }
+
+    /// The vectors of a deterministic conflict resolution's revisions, identical on every
+    /// node that holds the same live leaves with the same vectors: each revision's
+    /// current version is `Version.derived(revID:after:)` with `after` the newest time in
+    /// the live leaves' vectors; the result (child of the winning leaf) merges every live
+    /// leaf's vector, a tombstone extends its own leaf's vector.
+    static func resolutionVectors(
+        _ resolution: ConflictResolution, leaves: [RevID: VersionVector]
+    ) throws -> [RevID: VersionVector] {
+        let inputs = leaves.keys.sorted { $0.description < $1.description }.map { leaves[$0]! }
+        guard !inputs.isEmpty else { return [:] }
+        let after = inputs.map(\.newestTime).max()!
+        var result: [RevID: VersionVector] = [:]
+        do {
+            if let merged = resolution.result {
+                result[merged.revID] = try VersionVector.merged(inputs, as: Version.derived(revID: merged.revID, after: after))
+            }
+            for tombstone in resolution.tombstones {
+                guard let leaf = leaves[tombstone.parent] else { continue }
+                result[tombstone.revID] = try leaf.adding(Version.derived(revID: tombstone.revID, after: after))
+            }
+        } catch {
+            throw StoreError(.storage, reason: "cannot derive the resolution's versions: \(error)")
+        }
+        return result
+    }
+
+    /// Inside a write transaction: replaces the stored vector of `rev`, a revision whose
+    /// body `row` holds (the winner's in `docs`, another's in `revs`).
+    static func updateStoredVector(_ db: Database, _ row: DocumentRow, rev: RevID, text: String?) throws {
+        if rev == row.tree.winner {
+            try db.cachedStatement(sql: "UPDATE \(Tables.docs) SET vv = ? WHERE id = ?").execute(arguments: [text, row.rowID])
+        } else {
+            try db.cachedStatement(sql: "UPDATE \(Tables.revs) SET vv = ? WHERE doc = ? AND rev = ?")
+                .execute(arguments: [text, row.rowID, rev.description])
+        }
+    }
+}
