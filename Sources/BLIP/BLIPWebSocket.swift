@@ -62,17 +62,27 @@ public enum BLIPWebSocket {
     /// and shutdown must not wait long for it.
     public static let closeTimeout = Duration.seconds(2)
 
-    /// The subprotocols a passive peer accepts, preferred first: Couchbase Mobile 3 and 2
-    /// (revision trees; the same messages for the default collection, as Sync Gateway 3
-    /// accepts them). `BLIP_3+CBMobile_4` (version vectors) is a different document model.
-    public static let acceptedSubprotocols = [subprotocol, "BLIP_3+CBMobile_2"]
+    /// The subprotocol Couchbase Lite 4 asks for: the same messages with versions (version
+    /// vectors) where CBMobile_3 has revision IDs.
+    public static let versionVectorSubprotocol = "BLIP_3+CBMobile_4"
 
-    /// The subprotocol to answer for a client's `Sec-WebSocket-Protocol` offer (the first
-    /// of `acceptedSubprotocols` it offers, whatever its order), or nil when it offers none.
+    /// The subprotocols a passive peer accepts, preferred first: Couchbase Mobile 4
+    /// (version vectors, Couchbase Lite 4), 3 and 2 (revision trees; the same messages
+    /// for the default collection, as Sync Gateway 3 and 4 accept them).
+    public static let acceptedSubprotocols = [versionVectorSubprotocol, subprotocol, "BLIP_3+CBMobile_2"]
+
+    /// The subprotocol to answer for a client's `Sec-WebSocket-Protocol` offer: the highest
+    /// both speak (the first of `acceptedSubprotocols` it offers, whatever its order), or
+    /// nil when it offers none.
     public static func negotiate(_ offered: String?) -> String? {
         guard let offered else { return nil }
         let protocols = offered.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         return acceptedSubprotocols.first { protocols.contains($0) }
+    }
+
+    /// Whether a negotiated subprotocol names documents by versions (CBMobile_4).
+    public static func usesVersionVectors(_ subprotocol: String) -> Bool {
+        subprotocol == versionVectorSubprotocol
     }
 
     /// Auto-ping period for a heartbeat interval: a ping goes out every 1.5
@@ -182,7 +192,8 @@ public enum BLIPWebSocket {
     /// How long a dial waits for the TCP connection (the SYN's answer) by default.
     public static let defaultConnectTimeout = Duration.seconds(10)
 
-    /// Dials `url` (ws:// or wss://) asking for the BLIP subprotocol, then runs
+    /// Dials `url` (ws:// or wss://) asking for the BLIP subprotocol (`subprotocol`, or the
+    /// list `headers` gives as `Sec-WebSocket-Protocol`), then runs
     /// `session` over the connection (closing it when `session` returns). `tls` says
     /// how a `wss://` server's certificate is checked; `hook` adds request headers
     /// once the connection is up and checks the server's answer. A refused upgrade
@@ -194,7 +205,8 @@ public enum BLIPWebSocket {
         logger: Logger, session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         var fields = headers
-        fields[.secWebSocketProtocol] = subprotocol
+        // `subprotocol` unless the caller offers its own list.
+        if fields[.secWebSocketProtocol] == nil { fields[.secWebSocketProtocol] = subprotocol }
         let (channel, link) = try await BLIPWebSocketChannel.connect(
             url: url, headers: fields, tls: tls, hook: hook, heartbeat: heartbeat, connectTimeout: connectTimeout)
         do {

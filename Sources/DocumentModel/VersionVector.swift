@@ -100,6 +100,15 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
         return mine == theirs ? .conflicting : mine
     }
 
+    /// Checks what a peer sent: the current version must be newer than every other
+    /// version but legacy ones (`Version.legacy(revID:)`, whose times are not clock
+    /// times), as a hybrid logical clock that has seen them makes it.
+    public func checkCausality() throws(VersionVectorError) {
+        for version in merges + previous where !version.isLegacy && version.time >= current.time {
+            throw .currentNotNewest(current: current, other: version)
+        }
+    }
+
     /// Whether this revision is the same as or descends from `other`'s.
     public func dominates(_ other: VersionVector) -> Bool {
         let order = compare(to: other)

@@ -27,6 +27,9 @@ public enum VersionVectorError: Error, Sendable, Equatable, CustomStringConverti
     case differentCurrentVersions(Version, Version)
     /// An operation that needs at least one vector got none.
     case noVectors
+    /// A received vector whose current version is not newer than one of its other
+    /// (clock-timed) versions: no hybrid logical clock writes such a revision.
+    case currentNotNewest(current: Version, other: Version)
 
     public var description: String {
         switch self {
@@ -44,6 +47,8 @@ public enum VersionVectorError: Error, Sendable, Equatable, CustomStringConverti
             "version \(version) is not newer than \(String(existing, radix: 16))@\(version.source) already in the vector"
         case .differentCurrentVersions(let a, let b): "current versions differ: \(a) and \(b)"
         case .noVectors: "no version vectors given"
+        case .currentNotNewest(let current, let other):
+            "current version \(current) is not newer than \(other), which it descends from"
         }
     }
 }

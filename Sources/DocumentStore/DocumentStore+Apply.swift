@@ -25,7 +25,19 @@ extension DocumentStore {
         var parentDeleted = false
         switch update.mode {
         case .edit(let requestedParent):
-            let parent = try editParent(requested: requestedParent, tree: tree, deleting: update.deleted)
+            let parent: RevID?
+            if let incoming = update.version, requestedParent == nil, let winner = tree.winner, let existing {
+                // A version-vector peer's revision (Couchbase Lite 4) continues the current
+                // winner, whatever the winner is (§10.9 rule 2), or is already here.
+                let winnerVector = try storedVector(db, existing, of: winner) ?? VersionVector(Version.legacy(revID: winner))
+                if winnerVector.contains(incoming.current) {
+                    return WriteResult(docID: update.docID, revID: winner, sequence: nil, version: winnerVector)
+                }
+                guard continues(incoming, parent: winnerVector) else { throw StoreError.updateConflict }
+                parent = winner
+            } else {
+                parent = try editParent(requested: requestedParent, tree: tree, deleting: update.deleted)
+            }
             let generation = (parent?.generation ?? 0) + 1
             parentRev = parent
             parentBody = try parent.flatMap { try existing?.body(db, of: $0) }

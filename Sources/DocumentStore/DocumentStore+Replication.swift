@@ -25,6 +25,13 @@ public struct ChangedDocument: Sendable {
         self.winnerVector = winnerVector
     }
 
+    /// The winner's version vector when it was read with the body (nil otherwise: ask
+    /// `winnerVersions`).
+    public func winnerVersion() -> VersionVector? {
+        guard winnerBody != nil, let winner = listing.tree.winner else { return nil }
+        return try? DocumentStore.vector(winnerVector, revID: winner)
+    }
+
     /// The winner `rev` ready to send (stored bytes, ancestry), or nil when `rev`
     /// is not the winner or its body is not in the row (ask `revisionsToSend`).
     public func outgoing(_ rev: RevID) -> OutgoingRevision? {

@@ -31,6 +31,21 @@ extension DocumentStore {
         }
     }
 
+    /// For each of `docIDs` the store holds: its revision tree and its winner's vector,
+    /// in one read (a version-vector peer's `proposeChanges`, a `changes` page).
+    public func winnerVersions(_ docIDs: [String]) async throws(StoreError) -> [String: WinnerVersion] {
+        try await read { db in
+            var found: [String: WinnerVersion] = [:]
+            for docID in Set(docIDs) {
+                guard let row = try DocumentRow.load(db, key: docID), let winner = row.tree.winner,
+                      let vector = try Self.storedVector(db, row, of: winner)
+                else { continue }
+                found[docID] = WinnerVersion(tree: row.tree, vector: vector)
+            }
+            return found
+        }
+    }
+
     /// The current version of `docID`'s winning revision, or nil for an unknown document.
     public func currentVersion(_ docID: String) async throws(StoreError) -> Version? {
         try await versionVector(docID)?.current
@@ -133,6 +148,35 @@ extension DocumentStore {
         } else {
             try db.cachedStatement(sql: "UPDATE \(Tables.revs) SET vv = ? WHERE doc = ? AND rev = ?")
                 .execute(arguments: [text, row.rowID, rev.description])
+        }
+    }
+}
+
+/// A document's revision tree and its winning revision's version vector.
+public struct WinnerVersion: Sendable {
+    public let tree: RevTree
+    public let vector: VersionVector
+
+    /// Whether `incoming`, a version-vector peer's new revision, continues this winner
+    /// exactly (docs/architecture.md §10.9 rule 2): it holds the winner's current version,
+    /// is not that version itself, and every version in it from another writer than its
+    /// own current one is one the winner's vector holds too. A revision that also holds
+    /// something the winner lacks was made on top of a revision this node has not seen:
+    /// taken as the winner's child it would get another revision ID here than where that
+    /// revision is, a false conflict once they meet, so it is refused (409) until the
+    /// node has caught up.
+    public func isContinued(by incoming: VersionVector) -> Bool {
+        DocumentStore.continues(incoming, parent: vector)
+    }
+}
+
+extension DocumentStore {
+    /// See `WinnerVersion.isContinued(by:)`.
+    static func continues(_ incoming: VersionVector, parent: VersionVector) -> Bool {
+        guard incoming.current != parent.current, incoming.dominates(parent) else { return false }
+        let writer = incoming.current.source
+        return incoming.versions.allSatisfy { version in
+            version.source == writer || (parent.time(of: version.source) ?? 0) >= version.time
         }
     }
 }

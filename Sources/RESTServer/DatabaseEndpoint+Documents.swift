@@ -28,11 +28,13 @@ extension DatabaseEndpoint {
     }
 
     private func getDocument(id: String) async throws -> Response {
-        let renderer = try DocumentRenderer(query: query)
+        var renderer = try DocumentRenderer(query: query)
         let latest = try query.bool("latest")
         if let openRevs = query["open_revs"] {
             return try await getOpenRevs(id: id, spec: openRevs, latest: latest, renderer: renderer)
         }
+        // One document: `_cv` unless `show_cv=false` (Sync Gateway 4 always shows it here).
+        if query["show_cv"] == nil { renderer.currentVersion = true }
         var rev = try requestedRev().map(parseRev)
         if latest, let requested = rev, let metadata = try await store.metadata(id) {
             rev = metadata.tree.leaves(descendingFrom: requested).first ?? requested

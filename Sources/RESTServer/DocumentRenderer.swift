@@ -6,10 +6,10 @@ import Foundation
 /// attachment stubs or inline data, and the optional `_cv`, `_revisions`, `_revs_info`,
 /// `_conflicts` and `_deleted_conflicts`.
 struct DocumentRenderer: Sendable {
-    /// `_cv`: the revision's current version (`show_cv=true`). Sync Gateway 4 always
-    /// shows it; Shoal asks for the parameter until its mesh links carry versions
-    /// (issue 35), because until then a revision replicated between nodes reads as its
-    /// legacy version on the receiver and the nodes would show different `_cv`s.
+    /// `_cv`: the revision's current version. A single document's `GET` shows it unless
+    /// `show_cv=false`, as Sync Gateway 4 does; the readers replicators use (`open_revs`,
+    /// `_bulk_get`, `_all_docs`, views) only with `show_cv=true`, because PouchDB refuses
+    /// a document with an `_` property it does not know.
     var currentVersion = false
     var revisions = false
     var revsInfo = false

@@ -17,8 +17,11 @@ public protocol SyncAcceptor: Sendable {
     /// disabled user, …). `headers` are the upgrade request's: credentials
     /// (`Authorization`, `Cookie`), and for a mesh peer its `X-Shoal-Node-ID` and proof
     /// of the mesh secret. `tlsBinding` is the SHA-256 of the certificate this
-    /// connection's TLS presented (nil for a plain connection).
-    func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async throws(SyncRefusal) -> SyncAcceptance
+    /// connection's TLS presented (nil for a plain connection). `subprotocol` is the one
+    /// negotiated (`BLIP_3+CBMobile_4` names documents by versions).
+    func syncSession(
+        database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?, subprotocol: String
+    ) async throws(SyncRefusal) -> SyncAcceptance
 }
 
 /// An accepted BLIP connection: how to serve it, and headers for the 101 answer
@@ -40,7 +43,7 @@ public struct SyncAcceptance: Sendable {
 }
 
 /// Builds one HTTP listener: the REST handler plus the WebSocket upgrade of
-/// `/{db}/_blipsync` (subprotocol `BLIP_3+CBMobile_3`) on the same port, with TLS
+/// `/{db}/_blipsync` (subprotocols `BLIP_3+CBMobile_4`, `_3`, `_2`) on the same port, with TLS
 /// when `tls` is given (see `ListenerTLS` for required and optional TLS).
 public enum RESTListener {
     public static func makeApplication(
@@ -58,8 +61,11 @@ public enum RESTListener {
             WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
         > = { request, channel, _ in
             guard let sync, let database = syncDatabase(request.path) else { return .dontUpgrade }
-            guard let subprotocol = BLIPWebSocket.negotiate(request.headerFields[.secWebSocketProtocol]) else {
+            let offered = request.headerFields[.secWebSocketProtocol]
+            guard let subprotocol = BLIPWebSocket.negotiate(offered) else {
                 let failure = HTTPFailure.needsBLIPUpgrade
+                syncLogger.notice(
+                    "BLIP connection to \(database) refused: 400, no subprotocol Shoal speaks among \(offered.map { "'\($0)'" } ?? "none") (it speaks \(BLIPWebSocket.acceptedSubprotocols.joined(separator: ", ")))")
                 try await UpgradeRefusalWriter.refuse(channel: channel, failure: failure, serverName: serverName)
                 return .dontUpgrade
             }
@@ -72,10 +78,10 @@ public enum RESTListener {
             do throws(SyncRefusal) {
                 accepted = try await sync.syncSession(
                     database: database, isAdmin: isAdmin, headers: request.headerFields,
-                    tlsBinding: secure ? tls?.certificateDigest : nil)
+                    tlsBinding: secure ? tls?.certificateDigest : nil, subprotocol: subprotocol)
             } catch {
                 // Answered here: Hummingbird would answer a declined upgrade with a bare 400.
-                syncLogger.debug("BLIP connection to \(database) refused: \(error.status) \(error.reason)")
+                syncLogger.notice("BLIP connection to \(database) (\(subprotocol)) refused: \(error.status) \(error.reason)")
                 try await UpgradeRefusalWriter.refuse(channel: channel, failure: HTTPFailure(error), serverName: serverName)
                 return .dontUpgrade
             }

@@ -25,6 +25,9 @@ final class ChangesSender: Sendable {
         /// `PeerAccess.noConflicts`): never a losing branch, nor the tombstone that
         /// resolved one, which would turn the client's live copy into a deletion.
         var winnerOnly = false
+        /// The peer names documents by versions (`BLIP_3+CBMobile_4`): each entry offers the
+        /// revision's current version, and a `rev` carries its vector (`rev` + `history`).
+        var versionVectors = false
         /// Rev messages awaiting their reply at once (the peer commits them in groups,
         /// so this window bounds its transaction size).
         var revsInFlight = 2048
@@ -153,7 +156,8 @@ final class ChangesSender: Sendable {
                     let from = since
                     prefetched = Task { try await self.readPage(since: from) }
                 }
-                let batch = makeBatch(page.map(\.listing), lost: lost)
+                let versions = options.versionVectors ? try await currentVersions(page) : [:]
+                let batch = makeBatch(page.map(\.listing), lost: lost, versions: versions)
                 scanned.withLock { $0 = since }
                 reportAcknowledged()
                 // The feed moved (the backlog the peer is told about changed).
@@ -324,7 +328,7 @@ final class ChangesSender: Sendable {
     /// document once, at its latest change, so a branch stored earlier may never
     /// have been offered. The peer answers "have it" for the ones it knows; those it
     /// offered us itself over this connection (`PeerRevisions`) are not offered at all.
-    private func makeBatch(_ listings: [DocumentListing], lost: [LostAccess?]) -> Batch {
+    private func makeBatch(_ listings: [DocumentListing], lost: [LostAccess?], versions: [String: VersionVector]) -> Batch {
         var batch = Batch(entries: [], indices: [], pages: [])
         tracker.withLock { tracker in
             for (page, listing) in listings.enumerated() {
@@ -340,13 +344,30 @@ final class ChangesSender: Sendable {
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
                     let deleted = listing.tree.node(for: rev)?.deleted ?? false
-                    batch.entries.append(.init(sequence: .int(Int64(listing.sequence)), docID: listing.docID, revID: rev, deleted: deleted))
+                    var entry = ReplicationMessages.ChangeEntry(
+                        sequence: .int(Int64(listing.sequence)), docID: listing.docID, revID: rev, deleted: deleted)
+                    if rev == listing.tree.winner, let vector = versions[listing.docID] { entry.version = vector.current.description }
+                    batch.entries.append(entry)
                     batch.indices.append(index)
                     batch.pages.append(page)
                 }
             }
         }
         return batch
+    }
+
+    /// The winners' vectors of a page, for a peer that names revisions by versions: as
+    /// read with the bodies, the others (a channel-limited feed) in one more read.
+    private func currentVersions(_ page: [ChangedDocument]) async throws -> [String: VersionVector] {
+        var versions: [String: VersionVector] = [:]
+        var unread: [String] = []
+        for document in page {
+            if let vector = document.winnerVersion() { versions[document.listing.docID] = vector } else { unread.append(document.listing.docID) }
+        }
+        if !unread.isEmpty {
+            for (docID, winner) in try await store.winnerVersions(unread) { versions[docID] = winner.vector }
+        }
+        return versions
     }
 
     /// Sends one `changes` message; returns, per entry, the ancestors the peer knows
@@ -384,6 +405,17 @@ final class ChangesSender: Sendable {
         _ entry: ReplicationMessages.ChangeEntry, _ outgoing: OutgoingRevision?, knownAncestors: Set<RevID>, maxHistory: Int
     ) -> BLIPMessage? {
         guard let outgoing, let body = ReplicationMessages.outgoingBody(outgoing) else { return nil }
+        if options.versionVectors {
+            // The vector: `rev` its current version, `history` the rest (CBMobile_4).
+            guard let vector = try? outgoing.version() else { return nil }
+            var properties = [
+                ("Profile", ReplicationMessages.rev), ("id", entry.docID), ("rev", vector.current.description),
+                ("sequence", entry.sequence.canonicalString),
+            ]
+            if let history = vector.historyText(style: .syncGateway) { properties.append(("history", history)) }
+            if outgoing.deleted { properties.append(("deleted", "1")) }
+            return BLIPMessage(properties: properties, body: body, compressed: body.count >= 4096)
+        }
         var history: [String] = []
         for rev in outgoing.history.prefix(max(0, maxHistory - 1)) {
             history.append(rev.description)
@@ -395,6 +427,11 @@ final class ChangesSender: Sendable {
         ]
         if !history.isEmpty { properties.append(("history", history.joined(separator: ","))) }
         if outgoing.deleted { properties.append(("deleted", "1")) }
+        // Shoal peers (not clients) get the revision's vector too, unless it is only the
+        // revision's legacy version, which the receiver derives itself.
+        if !options.winnerOnly, let vector = try? outgoing.version(), vector.count > 1 || !vector.current.isLegacy {
+            properties.append((ReplicationMessages.versionVectorProperty, vector.text(style: .syncGateway)))
+        }
         return BLIPMessage(properties: properties, body: body, compressed: body.count >= 4096)
     }
 
@@ -421,8 +458,8 @@ final class ChangesSender: Sendable {
         let message = BLIPMessage(
             profile: ReplicationMessages.norev,
             properties: [
-                ("id", entry.docID), ("rev", entry.revID.description), ("sequence", entry.sequence.canonicalString),
-                ("error", String(code)), ("reason", reason),
+                ("id", entry.docID), ("rev", entry.version ?? entry.revID.description),
+                ("sequence", entry.sequence.canonicalString), ("error", String(code)), ("reason", reason),
             ],
             noReply: true)
         try? await connection.sendNoReply(message)

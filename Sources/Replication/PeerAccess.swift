@@ -25,6 +25,11 @@ public struct PeerAccess: Sendable {
     /// winning revision, never a losing branch or the tombstone that resolved one.
     public var noConflicts: Bool
 
+    /// The connection speaks `BLIP_3+CBMobile_4` (Couchbase Lite 4): documents are named
+    /// by versions on the wire (`changes`, `proposeChanges`, `rev`), and the peer's
+    /// `subChanges` must ask for `versioning: version-vectors`.
+    public var versionVectors = false
+
     /// What the revisions the peer sends are recorded as (`RevisionOrigin.peer`, with the
     /// peer's node ID when it is a mesh node).
     public var origin: RevisionOrigin

@@ -44,6 +44,9 @@ enum ReplicationMessages {
         var docID: String
         var revID: RevID
         var flags: Int
+        /// The revision's current version, offered instead of `revID` to a peer that
+        /// names revisions by versions (CBMobile_4).
+        var version: String?
 
         static let deletedFlag = 1
         static let revokedFlag = 2
@@ -54,7 +57,7 @@ enum ReplicationMessages {
         var lostAccess: Bool { flags & (Self.revokedFlag | Self.removedFlag) != 0 && flags != Self.removedFlag | Self.deletedFlag }
 
         var json: JSON {
-            var items: [JSON] = [sequence, .string(docID), .string(revID.description)]
+            var items: [JSON] = [sequence, .string(docID), .string(version ?? revID.description)]
             if flags == Self.deletedFlag { items.append(true) } else if flags != 0 { items.append(.int(Int64(flags))) }
             return .array(items)
         }
@@ -108,6 +111,11 @@ enum ReplicationMessages {
         data.withUnsafeBytes { sha.update($0) }
         return Digests.attachmentDigest(sha1: sha.finalize())
     }
+
+    /// A `rev` property Shoal adds for its own peers on revision-tree connections: the
+    /// revision's whole version vector (Sync Gateway's text form), so that a revision has
+    /// the same vector on every node (docs/architecture.md §10.9). Others ignore it.
+    static let versionVectorProperty = "shoal-vv"
 
     static func error(_ code: Int, _ message: String) -> BLIPError {
         BLIPError(domain: httpDomain, code: code, message: message)

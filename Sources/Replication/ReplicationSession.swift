@@ -44,7 +44,7 @@ public final class ReplicationSession: Sendable {
         self.logger = logger
         receiver = RevisionReceiver(
             store: store, connection: link, progress: progress, author: access.author, origin: access.origin,
-            noConflicts: access.noConflicts,
+            noConflicts: access.noConflicts, versionVectors: access.versionVectors,
             provesAttachments: access.channels != nil, logger: logger)
         receiver.register()
         // A pull waiting to catch up is released when the connection goes.
@@ -113,12 +113,19 @@ public final class ReplicationSession: Sendable {
     /// `subChanges`: start sending changes after `since` (JSON), once or continuously,
     /// optionally only for `docIDs` (body) — the reply comes at once; changes follow.
     func handleSubChanges(_ message: BLIPMessage) async throws -> BLIPMessage {
-        // Couchbase Lite 3.1+ names its document model; ours is revision trees (a
-        // version-vector puller is refused as couchbase-lite-core's passive Pusher does).
-        if let versioning = message["versioning"], versioning != "rev-trees" {
+        // Couchbase Lite 3.1+ names its document model, which must be the connection's:
+        // version vectors on `BLIP_3+CBMobile_4`, revision trees on 3 and 2 (refused as
+        // couchbase-lite-core's passive Pusher refuses it).
+        let versioning = message["versioning"] ?? (access.versionVectors ? "version-vectors" : "rev-trees")
+        guard versioning == (access.versionVectors ? "version-vectors" : "rev-trees") else {
+            logger.notice("""
+                refused subChanges with versioning '\(versioning)' on a \(access.versionVectors ? "BLIP_3+CBMobile_4" : "revision-tree (CBMobile_3/2)") connection: \
+                501 Incompatible document versioning.
+                """)
             throw ReplicationMessages.error(501, "Incompatible document versioning.")
         }
         var options = ChangesSender.Options()
+        options.versionVectors = access.versionVectors
         if let since = message["since"], !since.isEmpty {
             let parsed = (try? JSON.parse(since)) ?? .string(since)
             options.since = Self.localSequence(parsed)

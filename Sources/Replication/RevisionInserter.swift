@@ -132,7 +132,7 @@ final class RevisionInserter: Sendable {
                 let result = saved[next].map { _ in () }.mapError { ReplicationMessages.error($0) }
                 next += 1
                 outcomes.append(Outcome(
-                    responder: item.responder, docID: update.docID, revID: update.mode.revision?.description, result: result))
+                    responder: item.responder, docID: update.docID, revID: update.mode.revision?.description ?? update.version?.current.description, result: result))
             }
         }
         return outcomes

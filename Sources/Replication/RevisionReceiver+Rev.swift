@@ -21,7 +21,7 @@ extension RevisionReceiver {
         Task {
             let update: DocumentUpdate
             do {
-                update = try Self.parseRev(message, noConflicts: noConflicts)
+                update = try Self.parseRev(message, noConflicts: noConflicts, versionVectors: versionVectors)
                 try await fetchMissingAttachments(update)
             } catch {
                 let failure = (error as any Error) as? BLIPError ?? BLIPError(code: 500, message: "\(error)")
@@ -55,14 +55,19 @@ extension RevisionReceiver {
     }
 
     /// `noConflicts`: the update is refused (409) if it would start a branch.
-    static func parseRev(_ message: BLIPMessage, noConflicts: Bool = false) throws(BLIPError) -> DocumentUpdate {
+    /// `versionVectors`: `rev` and `history` are a version vector (CBMobile_4).
+    static func parseRev(
+        _ message: BLIPMessage, noConflicts: Bool = false, versionVectors: Bool = false
+    ) throws(BLIPError) -> DocumentUpdate {
+        if versionVectors { return try parseVersionedRev(message) }
         // The common case: a canonical body without `_` keys (as Shoal and Couchbase
         // Lite send them) is validated, not parsed, and stored as received.
         if let docID = message["id"], let revString = message["rev"],
            let object = ObjectBody(canonical: message.body), !object.hasUnderscoreKey {
             return DocumentUpdate(
                 docID: docID, object: object, deleted: deletedProperty(message),
-                mode: .replicate(history: try history(message, rev: revString)), noConflicts: noConflicts)
+                mode: .replicate(history: try history(message, rev: revString)), noConflicts: noConflicts,
+                version: try shoalVector(message, docID: docID))
         }
         let parsed = try ReplicationMessages.parseJSONBody(message)
         guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
@@ -78,11 +83,25 @@ extension RevisionReceiver {
         let deleted = deletedProperty(message) || body["_deleted"]?.boolValue == true
         for key in metadataKeys { body.removeValue(forKey: key) }
         return DocumentUpdate(
-            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history), noConflicts: noConflicts)
+            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history), noConflicts: noConflicts,
+            version: try shoalVector(message, docID: docID))
+    }
+
+    /// The vector a Shoal peer sent with a revision (`shoal-vv`); nil without one. Parsed,
+    /// not checked for causality: a node whose clock was held back (a peer's time more
+    /// than the allowed skew ahead) writes versions older than some it descends from, and
+    /// its peers must still take them.
+    private static func shoalVector(_ message: BLIPMessage, docID: String) throws(BLIPError) -> VersionVector? {
+        guard let text = message[ReplicationMessages.versionVectorProperty] else { return nil }
+        do {
+            return try VersionVector(parsing: text)
+        } catch {
+            throw ReplicationMessages.error(400, "invalid version vector of document '\(docID)': \(error)")
+        }
     }
 
     /// The revision and its ancestors, newest first: `rev`, then the `history` property.
-    private static func history(_ message: BLIPMessage, rev revString: String) throws(BLIPError) -> [RevID] {
+    static func history(_ message: BLIPMessage, rev revString: String) throws(BLIPError) -> [RevID] {
         guard let rev = RevID(revString) else {
             throw ReplicationMessages.error(400, "rev without a valid revision ID")
         }
@@ -99,7 +118,7 @@ extension RevisionReceiver {
     }
 
     /// The `deleted` property (`1` or `true`).
-    private static func deletedProperty(_ message: BLIPMessage) -> Bool {
+    static func deletedProperty(_ message: BLIPMessage) -> Bool {
         message["deleted"].map { $0 == "1" || $0 == "true" } ?? false
     }
 

@@ -17,6 +17,8 @@ final class RevisionReceiver: Sendable {
     let inserter: RevisionInserter
     /// `PeerAccess.noConflicts`: refuse revisions that would start a branch.
     let noConflicts: Bool
+    /// `PeerAccess.versionVectors`: the peer names revisions by versions (CBMobile_4).
+    let versionVectors: Bool
     /// The peer reads only some channels: an attachment it names that we already hold
     /// (and that the revision's parent does not have) must be proven with
     /// `proveAttachment`, or naming a digest would be a way to read it.
@@ -52,8 +54,10 @@ final class RevisionReceiver: Sendable {
 
     init(
         store: DocumentStore, connection: CollectionLink, progress: ReplicationProgress, author: (any Sendable)? = nil,
-        origin: RevisionOrigin = .peer(node: nil), noConflicts: Bool = false, provesAttachments: Bool = false, logger: Logger
+        origin: RevisionOrigin = .peer(node: nil), noConflicts: Bool = false, versionVectors: Bool = false,
+        provesAttachments: Bool = false, logger: Logger
     ) {
+        self.versionVectors = versionVectors
         self.provesAttachments = provesAttachments
         self.store = store
         self.connection = connection
@@ -64,7 +68,9 @@ final class RevisionReceiver: Sendable {
         let owner = WeakReceiver()
         inserter = RevisionInserter(
             store: store, author: author, origin: origin,
-            parse: { message throws(BLIPError) in try Self.parseRev(message, noConflicts: noConflicts) },
+            parse: { message throws(BLIPError) in
+                try Self.parseRev(message, noConflicts: noConflicts, versionVectors: versionVectors)
+            },
             onBatch: { outcomes in owner.receiver?.inserted(outcomes) })
         owner.receiver = self
     }
@@ -249,6 +255,7 @@ final class RevisionReceiver: Sendable {
         guard let items = try ReplicationMessages.parseJSONBody(message).arrayValue else {
             throw ReplicationMessages.error(400, "proposeChanges body must be a JSON array")
         }
+        if versionVectors { return try await handleProposedVersions(message, items: items) }
         var proposals: [(docID: String, rev: RevID, parent: RevID?)] = []
         for item in items {
             guard let fields = item.arrayValue, fields.count >= 2, let docID = fields[0].stringValue,

@@ -15,7 +15,10 @@ extension ShoalNode: SyncAcceptor {
     /// the database has one) replicate everything; anyone else authenticates as a user
     /// (Basic, session cookie or GUEST) and gets that user's channels and write rules.
     /// Clients that are neither mesh peers nor Shoal replicators are in no-conflicts mode.
-    public func syncSession(database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?) async throws(SyncRefusal) -> SyncAcceptance {
+    /// A `BLIP_3+CBMobile_4` connection names documents by versions (`PeerAccess.versionVectors`).
+    public func syncSession(
+        database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?, subprotocol: String
+    ) async throws(SyncRefusal) -> SyncAcceptance {
         // A database, never a collection's keyspace: collections are reached through getCollections.
         guard databaseNames.contains(database), let store = self.database(named: database) else { throw .noDatabase(database) }
         let peerNodeID = headers[WebSocketDialer.nodeIDHeader]
@@ -46,6 +49,8 @@ extension ShoalNode: SyncAcceptor {
         // replicator) replicate in Sync Gateway's no-conflicts mode.
         let noConflicts = peerNodeID == nil && headers[WebSocketDialer.replicatorHeader] == nil
         access.noConflicts = noConflicts
+        let versionVectors = BLIPWebSocket.usesVersionVectors(subprotocol)
+        access.versionVectors = versionVectors
         // What the peer's revisions are recorded as: the mesh node, or the user a client is.
         access.origin = .peer(node: peerNodeID, detail: access.origin.detail)
         let mesh = peerNodeID == nil ? nil : meshes[database]
@@ -70,6 +75,7 @@ extension ShoalNode: SyncAcceptor {
                     collectionAccess = Self.peerAccess(user, security: security)
                 }
                 collectionAccess.noConflicts = noConflicts
+                collectionAccess.versionVectors = versionVectors
                 return (named, collectionAccess)
             }
             let session = collections.defaultSession

@@ -38,11 +38,15 @@ public final class DevToolsConnection: Sendable {
             url: url, configuration: .init(maxFrameSize: 1 << 24), logger: Logger(label: "DevTools")
         ) { inbound, outbound, _ in
             let connection = DevToolsConnection(outbound: outbound)
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     defer { connection.fail(all: "the DevTools connection closed") }
-                    for try await message in inbound.messages(maxSize: 1 << 24) {
-                        if case .text(let text) = message { connection.received(text) }
+                    do {
+                        for try await message in inbound.messages(maxSize: 1 << 24) {
+                            if case .text(let text) = message { connection.received(text) }
+                        }
+                    } catch {
+                        // The connection failed: every waiting command fails (defer).
                     }
                 }
                 do {

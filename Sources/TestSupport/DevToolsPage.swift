@@ -47,7 +47,7 @@ public struct DevToolsPage: Sendable {
 
     /// Waits until `expression` evaluates to true in the page (false after `timeout`).
     public func waitFor(_ expression: String, timeout: Duration = .seconds(20)) async throws -> Bool {
-        try await eventually(timeout: timeout, every: .milliseconds(100)) {
+        await eventually(timeout: timeout, every: .milliseconds(100)) {
             (try? await evaluate("Boolean(\(expression))", timeout: .seconds(5))) == true
         }
     }

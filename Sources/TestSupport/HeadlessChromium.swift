@@ -46,7 +46,9 @@ public final class HeadlessChromium: @unchecked Sendable {
             "--disable-crash-reporter", "--disable-breakpad", "about:blank",
         ]
         let log = profile.path + "/chromium.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        guard FileManager.default.createFile(atPath: log, contents: nil) else {
+            throw DevToolsConnection.Failure(description: "cannot create \(log)")
+        }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardOutput = output
         process.standardError = output

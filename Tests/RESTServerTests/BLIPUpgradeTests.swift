@@ -78,8 +78,7 @@ import TestSupport
 
     /// The subprotocol as Sync Gateway 3 chooses it: Couchbase Lite 3.x offers
     /// `BLIP_3+CBMobile_3` (and `_2`), LiteCore 2.8 only `BLIP_3+CBMobile_2`, Couchbase
-    /// Lite 4 with version vectors `BLIP_3+CBMobile_4` (another document model: refused
-    /// unless something we speak is offered too).
+    /// Lite 4 with version vectors `BLIP_3+CBMobile_4`: the highest offered is chosen.
     @Test func subprotocolChoice() async throws {
         let node = try await TestNode.start()
         defer { Task { await node.stop() } }
@@ -88,16 +87,19 @@ import TestSupport
             ("BLIP_3+CBMobile_3, BLIP_3+CBMobile_2", "BLIP_3+CBMobile_3"),
             ("BLIP_3+CBMobile_2, BLIP_3+CBMobile_3", "BLIP_3+CBMobile_3"),
             ("BLIP_3+CBMobile_2", "BLIP_3+CBMobile_2"),
-            ("BLIP_3+CBMobile_4, BLIP_3+CBMobile_3", "BLIP_3+CBMobile_3"),
+            ("BLIP_3+CBMobile_4, BLIP_3+CBMobile_3", "BLIP_3+CBMobile_4"),
+            ("BLIP_3+CBMobile_4", "BLIP_3+CBMobile_4"),
         ] {
             let answer = try await Self.upgrade(port: port, path: "/db/_blipsync", subprotocols: offer)
             #expect(answer.status == 101, "\(offer): \(answer)")
             #expect(answer.headers["sec-websocket-protocol"] == chosen, "\(offer)")
         }
-        for offer in ["BLIP_3+CBMobile_4", "BLIP_3", "BLIP_2+CBMobile_2"] {
+        for offer in ["BLIP_3+CBMobile_5", "BLIP_3", "BLIP_2+CBMobile_2"] {
             let refused = try await Self.upgrade(port: port, path: "/db/_blipsync", subprotocols: offer)
             #expect(refused.status == 400, "\(offer): \(refused)")
-            #expect(refused.json["reason"] == "This endpoint needs a WebSocket upgrade with subprotocol BLIP_3+CBMobile_3 or BLIP_3+CBMobile_2")
+            #expect(refused.json["reason"] == """
+                This endpoint needs a WebSocket upgrade with subprotocol BLIP_3+CBMobile_4 or BLIP_3+CBMobile_3 or BLIP_3+CBMobile_2
+                """)
         }
     }
 

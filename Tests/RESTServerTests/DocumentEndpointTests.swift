@@ -12,7 +12,7 @@ import TestSupport
             let rev1 = try #require(created.rev)
             #expect(created.headers["etag"] == "\"\(rev1)\"")
 
-            let read = try await node.request("GET", "/db/doc1")
+            let read = try await node.request("GET", "/db/doc1?show_cv=false")
             #expect(read.status == 200)
             #expect(read.json == ["_id": "doc1", "_rev": .string(rev1), "name": "a"])
 

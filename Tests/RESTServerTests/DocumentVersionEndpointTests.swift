@@ -11,9 +11,14 @@ import TestSupport
             let cv1 = try Version(parsing: try #require(created.json["cv"]?.stringValue))
             #expect(!cv1.isLegacy)
 
-            // `_cv` only with show_cv=true (see docs/rest-api.md).
-            #expect(try await node.request("GET", "/db/doc").json["_cv"] == nil)
-            let read = try await node.request("GET", "/db/doc?show_cv=true")
+            // A single document shows `_cv` unless show_cv=false (see docs/rest-api.md);
+            // the readers replicators use only with show_cv=true.
+            #expect(try await node.request("GET", "/db/doc?show_cv=false").json["_cv"] == nil)
+            let all = try await node.request("GET", "/db/_all_docs?include_docs=true")
+            #expect(all.json["rows"]?.arrayValue?.first?["doc"]?["_cv"] == nil, "\(all)")
+            let openRevs = try await node.request("GET", "/db/doc?open_revs=all")
+            #expect(openRevs.json.arrayValue?.first?["ok"]?["_cv"] == nil, "\(openRevs)")
+            let read = try await node.request("GET", "/db/doc")
             #expect(read.json["_cv"]?.stringValue == cv1.description)
 
             // A body read with `_cv` can be written back; the new version is newer.

@@ -199,6 +199,8 @@ import TestSupport
         var expected = profile
         expected["_id"] = .string(Self.docID)
         expected["_rev"] = .string(Self.rev2)
+        // Pushed by a revision-tree client: the revision's legacy version (Sync Gateway 4's `_cv`).
+        expected["_cv"] = .string(Version.legacy(revID: RevID(Self.rev2)!).description)
         expected["_attachments"] = [
             "blob_1": [
                 "content_type": "image/jpeg", "digest": .string(Self.imageDigest), "length": 14989, "revpos": 2, "stub": true,

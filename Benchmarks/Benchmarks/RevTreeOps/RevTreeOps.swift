@@ -235,4 +235,35 @@ let benchmarks: @Sendable () -> Void = {
                 parent: parent, deleted: false, canonicalBody: RevisionBody.digestBody(body), using: CryptoSHA1.self))
         }
     }
+
+    // MARK: Version vectors (Couchbase Lite 4)
+
+    // A vector as a busy document has it: a current version, one merge, six previous
+    // versions of other writers; and the `rev` message form Couchbase Lite 4 sends.
+    let sources = (1...8).map { SourceID(high: UInt64($0) * 0x9e37_79b9_7f4a_7c15, low: UInt64($0)) }
+    let baseTime: UInt64 = 0x18ec_2ac8_66c3_0000
+    let busy = try! VersionVector(
+        current: Version(time: baseTime + 0x80000, source: sources[0]),
+        merges: [Version(time: baseTime + 0x70000, source: sources[1])],
+        previous: (2..<8).map { Version(time: baseTime + UInt64($0) * 0x10000, source: sources[$0]) })
+    let edited = try! busy.addingLocalEdit(source: sources[3], time: baseTime + 0x90000)
+    let revProperty = edited.current.description
+    let historyProperty = edited.historyText()
+    Benchmark("versionvector-compare (8 sources)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(edited.compare(to: busy))
+        }
+    }
+
+    Benchmark("versionvector-parse-rev (rev + history, 8 sources)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try! VersionVector.parseRevMessage(rev: revProperty, history: historyProperty))
+        }
+    }
+
+    Benchmark("versionvector-text (8 sources)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(edited.text(style: .syncGateway))
+        }
+    }
 }

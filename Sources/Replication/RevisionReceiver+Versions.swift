@@ -1,0 +1,131 @@
+import BLIP
+import DocumentModel
+import DocumentStore
+import Foundation
+
+// Receiving from a peer that names revisions by versions (`BLIP_3+CBMobile_4`,
+// Couchbase Lite 4), as Sync Gateway 4 answers it (`CheckProposedVersion` in db/crud.go,
+// `RevToInsert::history` in couchbase-lite-core's ReplicatorTypes.cc).
+extension RevisionReceiver {
+    /// A `rev` whose `rev` property is the current version and `history` the rest of the
+    /// vector (merge versions, `;`, previous versions, possibly revision IDs from before the
+    /// peer's upgrade). The revision becomes a child of the document's current winner
+    /// with a revision ID derived as for any edit (§2), so every node that accepts it
+    /// names it alike (docs/architecture.md §10.9 rule 2); the store refuses it (409)
+    /// unless its vector continues the winner's.
+    static func parseVersionedRev(_ message: BLIPMessage) throws(BLIPError) -> DocumentUpdate {
+        guard let docID = message["id"], !docID.isEmpty else { throw ReplicationMessages.error(400, "rev without a document ID") }
+        guard let revString = message["rev"], !revString.isEmpty else {
+            throw ReplicationMessages.error(400, "rev of '\(docID)' without a version")
+        }
+        let vector = try parseVector(docID: docID) { () throws(VersionVectorError) in
+            try VersionVector.parseRevMessage(rev: revString, history: message["history"]).vector
+        }
+        let deleted = deletedProperty(message)
+        if let object = ObjectBody(canonical: message.body), !object.hasUnderscoreKey {
+            return DocumentUpdate(
+                docID: docID, object: object, deleted: deleted, mode: .edit(parent: nil), noConflicts: true, version: vector)
+        }
+        let parsed = try ReplicationMessages.parseJSONBody(message)
+        guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
+            throw ReplicationMessages.error(400, "rev body of '\(docID)' must be a JSON object")
+        }
+        let bodyDeleted = body["_deleted"]?.boolValue == true
+        for key in metadataKeys { body.removeValue(forKey: key) }
+        return DocumentUpdate(
+            docID: docID, body: body, deleted: deleted || bodyDeleted, mode: .edit(parent: nil), noConflicts: true,
+            version: vector)
+    }
+
+    /// Parses a received vector and checks it (`VersionVector.checkCausality`); a bad one
+    /// is a 400 naming the document.
+    static func parseVector(
+        docID: String, _ parse: () throws(VersionVectorError) -> VersionVector
+    ) throws(BLIPError) -> VersionVector {
+        do {
+            let vector = try parse()
+            try vector.checkCausality()
+            return vector
+        } catch {
+            throw ReplicationMessages.error(400, "invalid version vector of document '\(docID)': \(error)")
+        }
+    }
+
+    /// `proposeChanges` from a version-vector peer: `[docID, version, parent?, bodySize?]`,
+    /// where `version` is the proposed current version (or the whole vector, which newer
+    /// clients send) and `parent` the version (or, from before the peer's upgrade, the
+    /// revision ID) it last had from us. Per entry: 0 = send it, 304 = have it, 409 = it
+    /// conflicts (`{"status": 409, "rev": our current version}` with `conflictIncludesRev`).
+    func handleProposedVersions(_ message: BLIPMessage, items: [JSON]) async throws(BLIPError) -> BLIPMessage {
+        var proposals: [Proposal] = []
+        for item in items {
+            guard let fields = item.arrayValue, fields.count >= 2, let docID = fields[0].stringValue, !docID.isEmpty,
+                  let text = fields[1].stringValue, !text.isEmpty
+            else { throw ReplicationMessages.error(400, "malformed proposeChanges entry \(item)") }
+            let parent = fields.count > 2 ? fields[2].stringValue.flatMap { $0.isEmpty ? nil : $0 } : nil
+            proposals.append(try Proposal(docID: docID, text: text, parent: parent))
+        }
+        let found: [String: WinnerVersion]
+        do {
+            found = try await store.winnerVersions(proposals.map(\.docID))
+        } catch {
+            throw ReplicationMessages.error(error)
+        }
+        let includeRev = message["conflictIncludesRev"] == "true"
+        var answers: [JSON] = proposals.map { proposal in
+            let winner = found[proposal.docID]
+            let status = proposal.status(against: winner)
+            guard status == 409, includeRev, let winner else { return .int(Int64(status)) }
+            return ["status": 409, "rev": .string(winner.vector.current.description)]
+        }
+        while answers.last == 0 { answers.removeLast() }
+        return BLIPMessage(body: JSON.array(answers).canonicalBytes())
+    }
+
+    /// One proposed revision of a version-vector peer.
+    struct Proposal {
+        var docID: String
+        /// The proposed vector: the current version alone, or all of it when sent whole.
+        var vector: VersionVector?
+        /// A revision ID proposed instead (a document not edited since the peer's upgrade).
+        var revID: RevID?
+        var parent: String?
+
+        init(docID: String, text: String, parent: String?) throws(BLIPError) {
+            self.docID = docID
+            self.parent = parent
+            if !text.contains("@"), let revID = RevID(text) {
+                self.revID = revID
+            } else {
+                vector = try RevisionReceiver.parseVector(docID: docID) { () throws(VersionVectorError) in
+                    try VersionVector.parseHistory(text).vector
+                }
+            }
+        }
+
+        /// Sync Gateway 4's answer (`CheckProposedVersion`), against our winner: new
+        /// document 0; a version our winner's vector holds 304; a parent that is our
+        /// current version (or winning revision ID) 0; a newer version of our current
+        /// version's own writer 0; a whole vector that holds our current version 0; a
+        /// deleted document without a parent 0; anything else 409.
+        func status(against winner: WinnerVersion?) -> Int {
+            guard let winner, let winnerRev = winner.tree.winner else { return 0 }
+            if let revID {
+                // A legacy revision: the revision-tree answer.
+                return RevisionReceiver.proposalStatus(rev: revID, parent: parent.flatMap(RevID.init), tree: winner.tree)
+            }
+            guard let vector else { return 409 }
+            let current = winner.vector.current
+            if winner.vector.contains(vector.current) { return 304 }
+            if let parent {
+                if parent == current.description || parent == winnerRev.description { return 0 }
+                if let version = try? Version(parsing: parent), version == current { return 0 }
+            } else if winner.tree.isDeleted {
+                return 0
+            }
+            if current.source == vector.current.source && current.time < vector.current.time { return 0 }
+            if vector.count > 1 && vector.contains(current) { return 0 }
+            return 409
+        }
+    }
+}
