@@ -114,25 +114,22 @@ extension DocumentStore {
         }
     }
 
-    /// The vectors of a deterministic conflict resolution's revisions, identical on every
-    /// node that holds the same live leaves with the same vectors: each revision's
-    /// current version is `Version.derived(revID:after:)` with `after` the newest time in
-    /// the live leaves' vectors; the result (child of the winning leaf) merges every live
-    /// leaf's vector, a tombstone extends its own leaf's vector.
+    /// The vectors of a deterministic conflict resolution's revisions: each one is its
+    /// parent leaf's vector `adding` `Version.derived(revID:after:)`, `after` being the
+    /// newest time in that leaf's vector. A resolution revision's ID depends on its parent
+    /// and body only (a tombstone's on its leaf alone), so two nodes that resolved the
+    /// same conflict while seeing different sets of live leaves can write the same
+    /// revision; its vector must then be the same too, so it depends on nothing else
+    /// (no merge versions of the other leaves: a Couchbase Lite 4 client that held a
+    /// losing leaf resolves the resolution against it itself, as with Sync Gateway 4).
     static func resolutionVectors(
         _ resolution: ConflictResolution, leaves: [RevID: VersionVector]
     ) throws -> [RevID: VersionVector] {
-        let inputs = leaves.keys.sorted { $0.description < $1.description }.map { leaves[$0]! }
-        guard !inputs.isEmpty else { return [:] }
-        let after = inputs.map(\.newestTime).max()!
         var result: [RevID: VersionVector] = [:]
         do {
-            if let merged = resolution.result {
-                result[merged.revID] = try VersionVector.merged(inputs, as: Version.derived(revID: merged.revID, after: after))
-            }
-            for tombstone in resolution.tombstones {
-                guard let leaf = leaves[tombstone.parent] else { continue }
-                result[tombstone.revID] = try leaf.adding(Version.derived(revID: tombstone.revID, after: after))
+            for revision in resolution.revisions {
+                guard let leaf = leaves[revision.parent] else { continue }
+                result[revision.revID] = try leaf.adding(Version.derived(revID: revision.revID, after: leaf.newestTime))
             }
         } catch {
             throw StoreError(.storage, reason: "cannot derive the resolution's versions: \(error)")
