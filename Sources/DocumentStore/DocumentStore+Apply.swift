@@ -267,7 +267,10 @@ extension DocumentStore {
             case .stub(let stubName, let digest, let revpos, let contentType, let length):
                 if let info = ancestors.lazy.compactMap({ $0[stubName] }).first(where: { digest == nil || $0.digest == digest }) {
                     resolved[name] = info.json
-                } else if let digest, blobs.contains(digest), let revpos {
+                } else if let digest, blobs.contains(digest) {
+                    // A stub of content the sender had us fetch; Couchbase Lite 4 sends no
+                    // `revpos` (versions have no generation): this revision's.
+                    let revpos = revpos ?? generation
                     let storedLength = length
                         ?? blobs.length(of: digest) ?? 0
                     resolved[name] = AttachmentInfo(

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// The `shoal` executable run as a child process (for crash and signal tests): it
-/// is started with loopback ports chosen by the kernel, and killed by its PID only.
+/// is started with loopback ports chosen by the kernel, killed by its PID only, and dies
+/// with the test process (`ChildSpawner`).
 public final class ShoalProcess: @unchecked Sendable {
     public let process: Process
     public let publicPort: Int
@@ -23,13 +24,12 @@ public final class ShoalProcess: @unchecked Sendable {
     /// returns its exit status and what it wrote on standard error.
     public static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, errors: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executablePath)
-        process.arguments = arguments
+        ChildSpawner.prepare(process, executable: executablePath, arguments: arguments)
         if let environment { process.environment = environment }
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try ChildSpawner.shared.run(process)
         let text = try await offThePool {
             let data = errors.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
@@ -54,13 +54,13 @@ public final class ShoalProcess: @unchecked Sendable {
     private init(dataDirectory: String, arguments: [String], environment: [String: String]?, timeout: TimeInterval) throws {
         process = Process()
         if let environment { process.environment = environment }
-        process.executableURL = URL(fileURLWithPath: Self.executablePath)
-        process.arguments = ["serve", "--data", dataDirectory, "--interface", "127.0.0.1", "--port", "0",
-                             "--admin-port", "0", "--no-discovery"] + arguments
+        ChildSpawner.prepare(process, executable: Self.executablePath, arguments: [
+            "serve", "--data", dataDirectory, "--interface", "127.0.0.1", "--port", "0", "--admin-port", "0", "--no-discovery",
+        ] + arguments)
         output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ChildSpawner.shared.run(process)
         var text = ""
         let deadline = Date().addingTimeInterval(timeout)
         var ports: (Int, Int)?

@@ -169,6 +169,34 @@ import TestSupport
         #expect(try await node.request("GET", "/db/d", admin: true).status == 404)
     }
 
+    /// Couchbase Lite 4 sends a blob as a legacy `_attachments` stub without `revpos`
+    /// (versions have no generation; `Pusher::sendRevision` with revpos 0) and serves its
+    /// bytes with `getAttachment` (seen with Couchbase Lite C 4.0.3: 412 before).
+    @Test func anAttachmentStubWithoutRevposIsFetchedAndStored() async throws {
+        let node = try await TestNode.start()
+        defer { Task { await node.stop() } }
+        let bytes = Array("a photo's bytes".utf8)
+        let digest = "sha1-" + Data(SHA1.hash(bytes)).base64EncodedString()
+        let version = VersionVector(Self.clientVersion(0))
+        try await Self.asClient(node) { connection in
+            connection.setHandler(for: "getAttachment") { message in
+                #expect(message["digest"] == digest)
+                return BLIPMessage(body: bytes)
+            }
+            let blob: JSON = ["@type": "blob", "digest": .string(digest), "length": .int(Int64(bytes.count)), "content_type": "image/jpeg"]
+            try await Self.rev(connection, id: "photo", vector: version, body: [
+                "photo": blob,
+                "_attachments": ["blob_/photo": [
+                    "stub": true, "digest": .string(digest), "length": .int(Int64(bytes.count)), "content_type": "image/jpeg",
+                ]],
+            ])
+            await connection.close()
+        }
+        let attachment = try await node.request("GET", "/db/photo/blob_%2Fphoto", admin: true)
+        #expect(attachment.status == 200, "\(attachment)")
+        #expect(attachment.body == bytes)
+    }
+
     @Test func aRevisionTreeClientSeesTheSameDocumentsByRevisionID() async throws {
         let node = try await TestNode.start()
         defer { Task { await node.stop() } }
