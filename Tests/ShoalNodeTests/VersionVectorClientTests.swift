@@ -197,6 +197,26 @@ import TestSupport
         #expect(attachment.body == bytes)
     }
 
+    /// A client whose clock is an hour ahead: its version is kept as sent, but the node's
+    /// own clock moves at most `HybridLogicalClock.maxSkew` (2 minutes) past the wall
+    /// time, so the node's next version is not an hour ahead.
+    @Test func aClientFarAheadCannotPushTheNodesClockPastTheBound() async throws {
+        let node = try await TestNode.start()
+        defer { Task { await node.stop() } }
+        let hour: UInt64 = 3600 * 1_000_000_000
+        let ahead = VersionVector(Self.clientVersion(hour))
+        try await Self.asClient(node) { connection in
+            try await Self.rev(connection, id: "future", vector: ahead, body: ["from": "the future"])
+            await connection.close()
+        }
+        #expect(try await Self.document(node, "future")["_cv"]?.stringValue == ahead.current.description)
+        let wall = UInt64(Date().timeIntervalSince1970 * 1e9)
+        let written = try await node.request("PUT", "/db/now", json: ["n": 1], admin: true)
+        let version = try Version(parsing: try #require(written.json["cv"]?.stringValue))
+        #expect(version.time < wall + HybridLogicalClock.maxSkew + 10 * 1_000_000_000, "\(version) vs wall \(wall)")
+        #expect(version.time < ahead.current.time)
+    }
+
     @Test func aRevisionTreeClientSeesTheSameDocumentsByRevisionID() async throws {
         let node = try await TestNode.start()
         defer { Task { await node.stop() } }
