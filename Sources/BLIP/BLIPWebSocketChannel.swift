@@ -92,8 +92,14 @@ enum BLIPWebSocketChannel {
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration<UpgradeResult>(
                         upgradeRequestHead: head, upgraders: [upgrader],
                         notUpgradingCompletionHandler: { channel in channel.eventLoop.makeSucceededFuture(.refused) })
+                    // Bytes that arrive with the 101 (a server that writes at once, as a
+                    // Shoal acceptor does) go on to the WebSocket decoder: NIO's default
+                    // drops them with the HTTP decoder, and BLIP then fails the next
+                    // frame's checksum (`checksum mismatch in RPY frame #1`).
+                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                    pipeline.leftOverBytesStrategy = .forwardBytes
                     let result = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: .init(upgradeConfiguration: configuration))
+                        configuration: pipeline)
                     try channel.pipeline.syncOperations.addHandler(collector)
                     result.cascade(to: upgraded)
                 }

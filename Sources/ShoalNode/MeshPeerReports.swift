@@ -6,9 +6,8 @@ import Synchronization
 /// Keeps what mesh peers report about their own peers and their side of each link fresh
 /// (the admin UI's graph beyond this node's links, and what this node has yet to
 /// receive). Besides the report in the WebSocket upgrade (`X-Shoal-Mesh-Peers`), each
-/// side of a mesh link sends a `shoal/meshPeers` request (no reply) one interval after the
-/// link starts, then whenever its
-/// pending send on that link changes (at most every `coalesce`), and at least every
+/// side of a mesh link sends a `shoal/meshPeers` request (no reply) when the link starts,
+/// then whenever its pending send on that link changes (at most every `coalesce`), and at least every
 /// `interval`; it records the other side's. A plain Couchbase peer drops the unknown profile.
 ///
 /// Properties: `node` (the sender's ID); `seq` (its database's latest sequence);
@@ -49,12 +48,11 @@ enum MeshPeerReports {
         var progress: ReplicationProgress?
         var last: (peers: String, pending: LinkBacklog?)?
         var sentAt = ContinuousClock.now
-        // The first report waits one interval, as before reports followed changes: sent at
-        // once when the link starts, the acceptor's report is lost on some links in the
-        // netns lab, and the dialer's next reply then fails its checksum ("checksum
-        // mismatch in RPY frame #1", a reconnect loop; not yet explained, docs/reliability.md).
-        // Until then the peer's pending receive is unknown (null), so the link is not in step.
-        try? await Task.sleep(for: interval)
+        // The first report goes at once: until it arrives the peer's pending receive is
+        // unknown (null) and the link is not in step. (An acceptor's report that reached
+        // the dialer with the 101 used to be dropped by the dialer's HTTP decoder, which
+        // then failed the next frame's checksum; `BLIPWebSocketChannel` forwards those
+        // bytes now, `EagerServerTests`.)
         while !Task.isCancelled && !connection.isClosed {
             // The link's progress, once a session of it runs on this connection.
             if progress == nil { progress = mesh.linkProgress(carrying: connection) }
