@@ -16,15 +16,19 @@ public struct WebSocketDialer: BLIPDialer {
         /// How long the TCP connect may take (on a LAN an unanswered SYN means the peer
         /// is unreachable now; the replicator's backoff decides when to try again).
         public var connectTimeout: Duration
+        /// How long an attempt may go without its session starting before another one
+        /// starts beside it (nil: a quarter of the dial's deadline; see `DialAttempt`).
+        public var hedgeAfter: Duration?
 
         public init(
             url: String, tls: BLIPClientTLS = .standard, hook: (any BLIPUpgradeHook)? = nil,
-            connectTimeout: Duration = BLIPWebSocket.defaultConnectTimeout
+            connectTimeout: Duration = BLIPWebSocket.defaultConnectTimeout, hedgeAfter: Duration? = nil
         ) {
             self.url = url
             self.tls = tls
             self.hook = hook
             self.connectTimeout = connectTimeout
+            self.hedgeAfter = hedgeAfter
         }
     }
 
@@ -72,20 +76,24 @@ public struct WebSocketDialer: BLIPDialer {
             headers[.authorization] = authorization
         }
         // A peer behind a partition may accept nothing and answer nothing: give up on
-        // the connect + upgrade after a while (the session itself has heartbeats).
+        // the connect + upgrade after a while (the session itself has heartbeats). An
+        // attempt that hangs gets company after a quarter of that: sent into a fault
+        // that healed since, it would otherwise hold the link down until the deadline
+        // (seen in the lab: links back 6 s after the heal instead of 1).
         let fields = headers
         let attempt = DialAttempt()
         let dialTimeout = max(Duration.seconds(5), heartbeat * 3)
         try await attempt.run(
-            deadline: dialTimeout, timeoutError: DialError("no answer from \(plan.url) within \(dialTimeout)", permanent: false)
-        ) { [configuration, logger, plan] in
+            deadline: dialTimeout, hedgeAfter: plan.hedgeAfter ?? dialTimeout / 4,
+            timeoutError: DialError("no answer from \(plan.url) within \(dialTimeout)", permanent: false)
+        ) { [configuration, logger, plan] index in
             do {
                 try await BLIPWebSocket.connect(
                     url: plan.url, headers: fields, tls: plan.tls, hook: plan.hook, heartbeat: heartbeat,
                     connectTimeout: plan.connectTimeout, configuration: configuration, logger: logger
                 ) { connection in
-                    // An abandoned attempt that connects late closes at once.
-                    guard attempt.start() else { return }
+                    // An abandoned attempt, or one another attempt beat, closes at once.
+                    guard attempt.start(index) else { return }
                     try await session(connection)
                 }
             } catch var refusal as BLIPUpgradeRefused {
