@@ -24,6 +24,8 @@ public struct ReplicationStatus: Sendable, Equatable {
     /// every connection of this replication.
     public var bytesSent = 0
     public var bytesReceived = 0
+    /// The latest failure (a connection's, or a refused document's); cleared when a
+    /// connection starts replicating again.
     public var lastError: String?
     /// When `state` last changed between connected (`running`/`idle`) and not.
     public var stateSince: Date?
@@ -96,6 +98,8 @@ public final class ReplicationProgress: Sendable {
         state.withLock { status in
             let wasConnected = status.isConnected
             status.state = value
+            // Replicating again: the previous connection's error is over.
+            if value == .running { status.lastError = nil }
             if status.stateSince == nil || wasConnected != status.isConnected { status.stateSince = Date() }
         }
     }

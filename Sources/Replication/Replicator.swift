@@ -112,8 +112,9 @@ public final class Replicator: Sendable {
                 try await dialer.dial(url: configuration.remote, username: configuration.username,
                                       password: configuration.password, heartbeat: configuration.heartbeat,
                                       pinnedCertificate: configuration.pinnedCertificate) { connection in
+                    // The last error stays until this connection replicates (`setState(.running)`):
+                    // a peer that refuses every attempt at the same step keeps showing why.
                     connected.value = true
-                    self.progress.update { $0.lastError = nil }
                     try await self.replicate(over: connection)
                 }
                 if !configuration.continuous {
