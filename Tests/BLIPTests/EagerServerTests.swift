@@ -27,7 +27,7 @@ import TestSupport
                 received.withLock { $0.append(message["n"] ?? "?") }
                 return BLIPMessage()
             }
-            let done = await eventually(timeout: .seconds(5)) { received.withLock { $0.contains("2") } }
+            let done = await eventually(timeout: .seconds(20)) { received.withLock { $0.contains("2") } }
             #expect(done, "the second frame never arrived (connection closed: \(connection.isClosed))")
             await connection.close()
         }
