@@ -240,7 +240,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // A vector as a busy document has it: a current version, one merge, six previous
     // versions of other writers; and the `rev` message form Couchbase Lite 4 sends.
-    let sources = (1...8).map { SourceID(high: UInt64($0) * 0x9e37_79b9_7f4a_7c15, low: UInt64($0)) }
+    let sources = (1...8).map { SourceID(high: UInt64($0) &* 0x9e37_79b9_7f4a_7c15, low: UInt64($0)) }
     let baseTime: UInt64 = 0x18ec_2ac8_66c3_0000
     let busy = try! VersionVector(
         current: Version(time: baseTime + 0x80000, source: sources[0]),
