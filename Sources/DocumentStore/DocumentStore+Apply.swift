@@ -115,7 +115,7 @@ extension DocumentStore {
                 let bytes = try update.encoded ?? encode(body.properties, maxSize: context.maxSize)
                 try storeBody(
                     db, existing: existing!, tree: tree, rev: revID, bytes: bytes,
-                    vector: storedText(vector, revID: revID), sequence: existing!.sequence)
+                    vector: storedText(vector, revID: revID, update: update), sequence: existing!.sequence)
                 return WriteResult(docID: update.docID, revID: revID, sequence: nil, version: vector)
             }
             do {
@@ -131,7 +131,7 @@ extension DocumentStore {
             context, update: update, revID: revID, body: body, parent: parentRev, parentBody: parentBody,
             parentDeleted: parentDeleted)
         let removed = tree.stem(limit: context.revsLimit)
-        let vectorText = storedText(vector, revID: revID)
+        let vectorText = storedText(vector, revID: revID, update: update)
         if let existing {
             try storeBody(db, existing: existing, tree: tree, rev: revID, bytes: bytes, vector: vectorText, sequence: sequence)
             if !removed.isEmpty {
@@ -187,7 +187,7 @@ extension DocumentStore {
         let vectorText: DirectBinding.Value
         if let incoming = update.version {
             vector = try receivedVector(incoming, existing: nil, parent: nil)
-            vectorText = storedText(vector!, revID: revID).map { .text($0) } ?? .null
+            vectorText = storedText(vector!, revID: revID, update: update).map { .text($0) } ?? .null
             context.clock.observe(incoming)
         } else if case .edit = update.mode {
             let version = Version(time: try context.clock.next(after: 0), source: context.clock.source)

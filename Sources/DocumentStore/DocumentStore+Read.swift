@@ -116,6 +116,10 @@ public struct OutgoingRevision: Sendable {
         self.versionText = versionText
     }
 
+    /// The stored text of the revision's vector (Sync Gateway's form), nil when it is the
+    /// revision's legacy version alone: what a Shoal peer is sent as it is.
+    public var storedVersionText: String? { versionText }
+
     /// The revision's version vector (parsed from the stored text when asked for).
     public func version() throws(StoreError) -> VersionVector {
         try DocumentStore.vector(versionText, revID: revID)

@@ -69,6 +69,13 @@ extension DocumentStore {
         return vector.text(style: .syncGateway)
     }
 
+    /// `storedText(_:revID:)`, or the text the update's vector came in when the vector
+    /// to store is exactly that one (a Shoal peer's `shoal-vv`: no formatting per write).
+    static func storedText(_ vector: VersionVector, revID: RevID, update: PreparedUpdate) -> String? {
+        if let text = update.versionText, vector == update.version { return text }
+        return storedText(vector, revID: revID)
+    }
+
     /// The stored vector of `rev` in `row` (as loaded before the transaction changed
     /// it); nil when `rev` is nil or not in its tree.
     static func storedVector(_ db: Database, _ row: DocumentRow?, of rev: RevID?) throws -> VersionVector? {

@@ -123,6 +123,8 @@ extension DocumentStore {
         var noConflicts = false
         /// `DocumentUpdate.version`.
         var version: VersionVector?
+        /// `DocumentUpdate.versionText`.
+        var versionText: String?
         /// Canonical JSON of `properties` when there are no attachments.
         var encoded: [UInt8]?
         /// The revision ID for an edit on its requested parent (valid when that parent is used).
@@ -192,7 +194,8 @@ extension DocumentStore {
         }
         var prepared = PreparedUpdate(
             docID: update.docID, properties: ObjectBody(properties), attachments: attachments,
-            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts, version: update.version)
+            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts, version: update.version,
+            versionText: update.versionText)
         if attachments.isEmpty {
             try setStoredForm(JSON.object(properties).canonicalBytes(), of: &prepared)
         }
@@ -218,7 +221,8 @@ extension DocumentStore {
         }
         var prepared = PreparedUpdate(
             docID: update.docID, properties: update.object, attachments: [:],
-            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts, version: update.version)
+            deleted: update.deleted, mode: update.mode, noConflicts: update.noConflicts, version: update.version,
+            versionText: update.versionText)
         try setStoredForm(bytes, of: &prepared)
         return prepared
     }

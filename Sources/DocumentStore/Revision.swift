@@ -103,6 +103,9 @@ public struct DocumentUpdate: Sendable {
     /// parent's, and a `.replicate` of a revision already stored reconciles the stored
     /// vector with it (docs/architecture.md §10.9).
     public var version: VersionVector?
+    /// The Sync Gateway–style text `version` was parsed from, when the caller has it: stored
+    /// as it is when the revision's vector is exactly `version` (no formatting per write).
+    public var versionText: String?
 
     public init(
         docID: String, body: [String: JSON], deleted: Bool = false, mode: Mode, noConflicts: Bool = false,

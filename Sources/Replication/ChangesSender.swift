@@ -429,8 +429,8 @@ final class ChangesSender: Sendable {
         if outgoing.deleted { properties.append(("deleted", "1")) }
         // Shoal peers (not clients) get the revision's vector too, unless it is only the
         // revision's legacy version, which the receiver derives itself.
-        if !options.winnerOnly, let vector = try? outgoing.version(), vector.count > 1 || !vector.current.isLegacy {
-            properties.append((ReplicationMessages.versionVectorProperty, vector.text(style: .syncGateway)))
+        if !options.winnerOnly, let text = outgoing.storedVersionText {
+            properties.append((ReplicationMessages.versionVectorProperty, text))
         }
         return BLIPMessage(properties: properties, body: body, compressed: body.count >= 4096)
     }

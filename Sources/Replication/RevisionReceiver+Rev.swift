@@ -64,10 +64,11 @@ extension RevisionReceiver {
         // Lite send them) is validated, not parsed, and stored as received.
         if let docID = message["id"], let revString = message["rev"],
            let object = ObjectBody(canonical: message.body), !object.hasUnderscoreKey {
-            return DocumentUpdate(
+            var update = DocumentUpdate(
                 docID: docID, object: object, deleted: deletedProperty(message),
-                mode: .replicate(history: try history(message, rev: revString)), noConflicts: noConflicts,
-                version: try shoalVector(message, docID: docID))
+                mode: .replicate(history: try history(message, rev: revString)), noConflicts: noConflicts)
+            try attachShoalVector(message, to: &update)
+            return update
         }
         let parsed = try ReplicationMessages.parseJSONBody(message)
         guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
@@ -82,21 +83,24 @@ extension RevisionReceiver {
         let history = try history(message, rev: revString)
         let deleted = deletedProperty(message) || body["_deleted"]?.boolValue == true
         for key in metadataKeys { body.removeValue(forKey: key) }
-        return DocumentUpdate(
-            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history), noConflicts: noConflicts,
-            version: try shoalVector(message, docID: docID))
+        var update = DocumentUpdate(
+            docID: docID, body: body, deleted: deleted, mode: .replicate(history: history), noConflicts: noConflicts)
+        try attachShoalVector(message, to: &update)
+        return update
     }
 
-    /// The vector a Shoal peer sent with a revision (`shoal-vv`); nil without one. Parsed,
-    /// not checked for causality: a node whose clock was held back (a peer's time more
-    /// than the allowed skew ahead) writes versions older than some it descends from, and
-    /// its peers must still take them.
-    private static func shoalVector(_ message: BLIPMessage, docID: String) throws(BLIPError) -> VersionVector? {
-        guard let text = message[ReplicationMessages.versionVectorProperty] else { return nil }
+    /// The vector a Shoal peer sent with a revision (`shoal-vv`), with its text (stored as
+    /// it came when it is the revision's whole vector). Parsed, not checked for
+    /// causality: a node whose clock was held back (a peer's time more than the allowed
+    /// skew ahead) writes versions older than some it descends from, and its peers must
+    /// still take them.
+    private static func attachShoalVector(_ message: BLIPMessage, to update: inout DocumentUpdate) throws(BLIPError) {
+        guard let text = message[ReplicationMessages.versionVectorProperty] else { return }
         do {
-            return try VersionVector(parsing: text)
+            update.version = try VersionVector(parsing: text)
+            update.versionText = text
         } catch {
-            throw ReplicationMessages.error(400, "invalid version vector of document '\(docID)': \(error)")
+            throw ReplicationMessages.error(400, "invalid version vector of document '\(update.docID)': \(error)")
         }
     }
 
