@@ -55,7 +55,11 @@ public struct SourceID: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// (wrong length, a character outside the alphabet, a non-canonical last character).
     /// The all-zero ID parses; `Version` rejects it as a source.
     public init?(base64 text: some StringProtocol) {
-        let utf8 = Array(text.utf8)
+        self.init(base64Bytes: Array(text.utf8))
+    }
+
+    /// `init(base64:)` over the text's UTF-8 bytes.
+    init?(base64Bytes utf8: some Collection<UInt8>) {
         guard utf8.count == Self.textLength else { return nil }
         var bits: UInt64 = 0
         var bitCount = 0

@@ -22,8 +22,8 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `<hex time>@<source>`; `@*` is accepted when `localSource` is given.
     public init(parsing text: some StringProtocol, localSource: SourceID? = nil) throws(VersionVectorError) {
-        let string = String(text)
-        let utf8 = Array(string.utf8)
+        let utf8 = Array(text.utf8)
+        var string: String { String(text) }
         guard let at = utf8.firstIndex(of: UInt8(ascii: "@")) else { throw .malformedVersion(string, "no '@'") }
         let hex = utf8[..<at]
         guard !hex.isEmpty else { throw .malformedVersion(string, "no time before '@'") }
@@ -47,7 +47,7 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
             self.init(time: time, source: localSource)
             return
         }
-        guard let source = SourceID(base64: String(decoding: sourceText, as: UTF8.self)) else {
+        guard let source = SourceID(base64Bytes: sourceText) else {
             throw .invalidSourceID(String(decoding: sourceText, as: UTF8.self))
         }
         guard !source.isMe else { throw .invalidSourceID(String(decoding: sourceText, as: UTF8.self)) }

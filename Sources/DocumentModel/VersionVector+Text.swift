@@ -65,13 +65,13 @@ extension VersionVector {
         if !endsAfterSemicolon { try take(string.endIndex) }
         // Trailing revision IDs are the legacy history; nothing else may be one.
         var firstLegacy = entries.count
-        while firstLegacy > 1, !entries[firstLegacy - 1].contains("@"), let _ = RevID(String(entries[firstLegacy - 1])) {
+        while firstLegacy > 1, !entries[firstLegacy - 1].utf8.contains(UInt8(ascii: "@")), let _ = RevID(String(entries[firstLegacy - 1])) {
             firstLegacy -= 1
         }
         if let semicolonAt, semicolonAt > firstLegacy { throw .misplacedRevID(String(entries[firstLegacy])) }
         var versions = [Version]()
         for entry in entries[..<firstLegacy] {
-            if !entry.contains("@"), RevID(String(entry)) != nil { throw .misplacedRevID(String(entry)) }
+            if !entry.utf8.contains(UInt8(ascii: "@")), RevID(String(entry)) != nil { throw .misplacedRevID(String(entry)) }
             versions.append(try Version(parsing: entry, localSource: localSource))
         }
         let currentCount = min(semicolonAt ?? versions.count, versions.count)
