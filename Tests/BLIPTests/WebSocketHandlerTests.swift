@@ -116,9 +116,9 @@ import TestSupport
         for chunked in [false, true] {
             let (channel, link) = try Self.makeChannel()
             if chunked {
-                for byte in bytes { try? channel.writeInbound(ByteBuffer(bytes: [byte])) }
+                for byte in bytes { _ = try? channel.writeInbound(ByteBuffer(bytes: [byte])) }
             } else {
-                try? channel.writeInbound(ByteBuffer(bytes: bytes))
+                _ = try? channel.writeInbound(ByteBuffer(bytes: bytes))
             }
             let events = Self.events(link)
             #expect(events.last == "closed \(BLIPError.Code.protocolError)", "\(events)")

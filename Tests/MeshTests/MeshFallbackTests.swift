@@ -73,7 +73,7 @@ import TestSupport
         // The dialer discovers the waiter after all: its own link comes up, ours stands down.
         let dialerMesh = try #require(dialer.node.meshes["db"])
         await dialerMesh.peerFound(nodeID: waiter.node.nodeID, url: "ws://127.0.0.1:\(waiter.ports.publicPort)/db", source: .mdns)
-        let oneLink = try await eventually(timeout: .seconds(30)) {
+        let oneLink = await eventually(timeout: .seconds(30)) {
             !mesh.peers.contains { $0.dialing } && dialerMesh.peers.contains { $0.dialing && $0.connectedSince != nil }
                 && mesh.totals.connected == 1
         }

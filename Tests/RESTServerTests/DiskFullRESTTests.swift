@@ -31,7 +31,7 @@ import Glibc
 
         // Fill what is left of the disk.
         let filler = directory.path + "/filler"
-        FileManager.default.createFile(atPath: filler, contents: nil)
+        #expect(FileManager.default.createFile(atPath: filler, contents: nil))
         let handle = try #require(FileHandle(forWritingAtPath: filler))
         let chunk = Data(count: 64 * 1024)
         while (try? handle.write(contentsOf: chunk)) != nil {}
