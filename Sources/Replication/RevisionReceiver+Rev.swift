@@ -96,12 +96,10 @@ extension RevisionReceiver {
     /// still take them.
     private static func attachShoalVector(_ message: BLIPMessage, to update: inout DocumentUpdate) throws(BLIPError) {
         guard let text = message[ReplicationMessages.versionVectorProperty] else { return }
-        do {
-            update.version = try VersionVector(parsing: text)
-            update.versionText = text
-        } catch {
-            throw ReplicationMessages.error(400, "invalid version vector of document '\(update.docID)': \(error)")
+        update.version = try parseVector(docID: update.docID, checkingCausality: false) { () throws(VersionVectorError) in
+            try VersionVector(parsing: text)
         }
+        update.versionText = text
     }
 
     /// The revision and its ancestors, newest first: `rev`, then the `history` property.

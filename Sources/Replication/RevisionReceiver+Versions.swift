@@ -37,14 +37,14 @@ extension RevisionReceiver {
             version: vector)
     }
 
-    /// Parses a received vector and checks it (`VersionVector.checkCausality`); a bad one
-    /// is a 400 naming the document.
+    /// Parses a received vector and (unless `checkingCausality` is false) checks it
+    /// (`VersionVector.checkCausality`); a bad one is a 400 naming the document.
     static func parseVector(
-        docID: String, _ parse: () throws(VersionVectorError) -> VersionVector
+        docID: String, checkingCausality: Bool = true, _ parse: () throws(VersionVectorError) -> VersionVector
     ) throws(BLIPError) -> VersionVector {
         do {
             let vector = try parse()
-            try vector.checkCausality()
+            if checkingCausality { try vector.checkCausality() }
             return vector
         } catch {
             throw ReplicationMessages.error(400, "invalid version vector of document '\(docID)': \(error)")
@@ -71,15 +71,10 @@ extension RevisionReceiver {
         } catch {
             throw ReplicationMessages.error(error)
         }
-        let includeRev = message["conflictIncludesRev"] == "true"
-        var answers: [JSON] = proposals.map { proposal in
+        return Self.proposeChangesReply(message, proposals.map { proposal in
             let winner = found[proposal.docID]
-            let status = proposal.status(against: winner)
-            guard status == 409, includeRev, let winner else { return .int(Int64(status)) }
-            return ["status": 409, "rev": .string(winner.vector.current.description)]
-        }
-        while answers.last == 0 { answers.removeLast() }
-        return BLIPMessage(body: JSON.array(answers).canonicalBytes())
+            return (proposal.status(against: winner), winner?.vector.current.description)
+        })
     }
 
     /// One proposed revision of a version-vector peer.

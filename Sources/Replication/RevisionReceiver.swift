@@ -265,7 +265,6 @@ final class RevisionReceiver: Sendable {
             proposals.append((docID, rev, parent))
             peerHas.record(docID: docID, rev: rev)
         }
-        var answers: [JSON]
         if noConflicts {
             let found: [String: DocumentMetadata]
             do {
@@ -273,17 +272,24 @@ final class RevisionReceiver: Sendable {
             } catch {
                 throw ReplicationMessages.error(error)
             }
-            // Couchbase Lite 3 asks (`conflictIncludesRev`) for our current revision with
-            // each 409, and retries at once when it already descends from it.
-            let includeRev = message["conflictIncludesRev"] == "true"
-            answers = proposals.map { proposal in
+            return Self.proposeChangesReply(message, proposals.map { proposal in
                 let tree = found[proposal.docID]?.tree
-                let status = Self.proposalStatus(rev: proposal.rev, parent: proposal.parent, tree: tree)
-                guard status == 409, includeRev, let winner = tree?.winner else { return .int(Int64(status)) }
-                return ["status": 409, "rev": .string(winner.description)]
-            }
-        } else {
-            answers = try await missing(proposals.map { ($0.docID, $0.rev) }).map { $0 == nil ? 304 : 0 }
+                return (Self.proposalStatus(rev: proposal.rev, parent: proposal.parent, tree: tree), tree?.winner?.description)
+            })
+        }
+        let missing = try await missing(proposals.map { ($0.docID, $0.rev) })
+        return Self.proposeChangesReply(message, missing.map { ($0 == nil ? 304 : 0, nil) })
+    }
+
+    /// The `proposeChanges` reply: per entry its status (0 = send it), or for a 409 with
+    /// `current` (our current revision or version) `{"status": 409, "rev": current}` when
+    /// the request has `conflictIncludesRev` (Couchbase Lite 3 and 4 ask for it, and retry
+    /// at once when they already descend from it); trailing zeros dropped.
+    static func proposeChangesReply(_ message: BLIPMessage, _ entries: [(status: Int, current: String?)]) -> BLIPMessage {
+        let includeRev = message["conflictIncludesRev"] == "true"
+        var answers: [JSON] = entries.map { entry in
+            guard entry.status == 409, includeRev, let current = entry.current else { return .int(Int64(entry.status)) }
+            return ["status": 409, "rev": .string(current)]
         }
         while answers.last == 0 { answers.removeLast() }
         return BLIPMessage(body: JSON.array(answers).canonicalBytes())

@@ -48,10 +48,10 @@ public final class EagerWebSocketServer: @unchecked Sendable {
             let accept = Data(SHA1.hash(Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
             let head = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Accept: \(accept)\r\nSec-WebSocket-Protocol: \(subprotocol)\r\n\r\n"
-            Self.send(connection, Array(head.utf8) + Self.binary(first))
+            Self.send(connection, Array(head.utf8) + RawBLIP.binary(first))
             for message in later {
                 Thread.sleep(forTimeInterval: pause)
-                Self.send(connection, Self.binary(message))
+                Self.send(connection, RawBLIP.binary(message))
             }
             Thread.sleep(forTimeInterval: linger)
         }.start()
@@ -66,16 +66,5 @@ public final class EagerWebSocketServer: @unchecked Sendable {
             guard sent > 0 else { return }
             offset += sent
         }
-    }
-
-    /// A server's WebSocket binary message: FIN, opcode 2, unmasked.
-    static func binary(_ payload: [UInt8]) -> [UInt8] {
-        var bytes: [UInt8] = [0x82]
-        if payload.count < 126 {
-            bytes.append(UInt8(payload.count))
-        } else {
-            bytes += [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        }
-        return bytes + payload
     }
 }

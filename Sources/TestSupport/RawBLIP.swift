@@ -44,19 +44,24 @@ public enum RawBLIP {
 
     /// A client's WebSocket binary message: FIN, opcode 2, masked.
     public static func maskedBinary(_ payload: [UInt8]) -> [UInt8] {
-        let key: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+        binary(payload, mask: [0x37, 0xFA, 0x21, 0x3D])
+    }
+
+    /// A WebSocket binary message: FIN, opcode 2, the length, then the payload masked with
+    /// `mask` (a client's) or as it is (a server's, `mask` nil).
+    public static func binary(_ payload: [UInt8], mask: [UInt8]? = nil) -> [UInt8] {
+        let maskBit: UInt8 = mask == nil ? 0 : 0x80
         var bytes: [UInt8] = [0x82]
         if payload.count < 126 {
-            bytes.append(0x80 | UInt8(payload.count))
+            bytes.append(maskBit | UInt8(payload.count))
         } else if payload.count > 0xFFFF {
-            bytes.append(0x80 | 127)
+            bytes.append(maskBit | 127)
             bytes += (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
         } else {
-            bytes += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+            bytes += [maskBit | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
         }
-        bytes += key
-        bytes += payload.enumerated().map { $0.element ^ key[$0.offset % 4] }
-        return bytes
+        guard let mask else { return bytes + payload }
+        return bytes + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
     }
 
     public struct Reply: CustomStringConvertible, Sendable {
