@@ -21,11 +21,16 @@ public final class BLIPConnection: Sendable {
     let wakeStream: AsyncStream<Void>
     let wakeContinuation: AsyncStream<Void>.Continuation
 
+    /// The WebSocket subprotocol the connection was opened with, when known (a dialed
+    /// connection: what the server chose among those offered).
+    public let subprotocol: String?
+
     /// A connection over `transport`; nothing happens until `run(inbound:)`.
     public init(transport: any BLIPTransport, configuration: BLIPConfiguration = .init(),
-                logger: Logger = Logger(label: "BLIP"))
+                logger: Logger = Logger(label: "BLIP"), subprotocol: String? = nil)
     {
         self.transport = transport
+        self.subprotocol = subprotocol
         self.configuration = configuration
         self.logger = logger
         state = Mutex(ConnectionState(configuration: configuration))

@@ -153,7 +153,9 @@ public enum BLIPWebSocket {
         configuration: BLIPConfiguration, logger: Logger, closeWhenSessionEnds: Bool,
         prepare: @escaping @Sendable (BLIPConnection) -> @Sendable () async throws -> Void
     ) async throws {
-        let connection = BLIPConnection(transport: transport, configuration: configuration, logger: logger)
+        let connection = BLIPConnection(
+            transport: transport, configuration: configuration, logger: logger,
+            subprotocol: (transport as? WebSocketLink)?.subprotocol)
         // Handlers are in place before the reader starts.
         let session = prepare(connection)
         let sessionReturned = AtomicFlag()

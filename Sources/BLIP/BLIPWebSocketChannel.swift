@@ -86,7 +86,9 @@ enum BLIPWebSocketChannel {
                             _ = channel.pipeline.syncOperations.removeHandler(collector)
                             try hook?.checkResponse(
                                 headers: response.headers.map { ($0.name, $0.value) }, peerCertificateDigest: digest)
-                            return .upgraded(try install(on: channel, isClient: true, pingPeriod: pingPeriod))
+                            let subprotocol = response.headers.first(name: "Sec-WebSocket-Protocol")
+                            return .upgraded(try install(
+                                on: channel, isClient: true, pingPeriod: pingPeriod, subprotocol: subprotocol))
                         }
                     }
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration<UpgradeResult>(
@@ -152,8 +154,10 @@ enum BLIPWebSocketChannel {
     }
 
     /// Adds the BLIP handler behind the WebSocket frame decoder (event loop only).
-    static func install(on channel: any Channel, isClient: Bool, pingPeriod: TimeAmount?) throws -> WebSocketLink {
-        let link = WebSocketLink(eventLoop: channel.eventLoop)
+    static func install(
+        on channel: any Channel, isClient: Bool, pingPeriod: TimeAmount?, subprotocol: String? = nil
+    ) throws -> WebSocketLink {
+        let link = WebSocketLink(eventLoop: channel.eventLoop, subprotocol: subprotocol)
         let handler = BLIPWebSocketHandler(
             link: link, isClient: isClient, pingPeriod: pingPeriod,
             closeTimeout: TimeAmount(BLIPWebSocket.closeTimeout), maxMessageSize: BLIPWebSocket.maxWebSocketFrame)

@@ -42,8 +42,13 @@ public final class WebSocketLink: BLIPTransport, @unchecked Sendable {
     /// Set once the handler is in the pipeline; only touched on `eventLoop`.
     private var handlerBox: BLIPWebSocketHandler?
 
-    init(eventLoop: any EventLoop) {
+    /// The subprotocol the server answered the upgrade with (client side; nil on the
+    /// server side, where the HTTP layer chose it).
+    public let subprotocol: String?
+
+    init(eventLoop: any EventLoop, subprotocol: String? = nil) {
         self.eventLoop = eventLoop
+        self.subprotocol = subprotocol
     }
 
     /// The handler (event loop only).

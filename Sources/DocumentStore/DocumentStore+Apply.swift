@@ -33,8 +33,20 @@ extension DocumentStore {
                 if winnerVector.contains(incoming.current) {
                     return WriteResult(docID: update.docID, revID: winner, sequence: nil, version: winnerVector)
                 }
-                guard continues(incoming, parent: winnerVector) else { throw StoreError.updateConflict }
-                parent = winner
+                if continues(incoming, parent: winnerVector) {
+                    parent = winner
+                } else if update.noConflicts {
+                    throw StoreError.updateConflict
+                } else if incoming.dominates(winnerVector) {
+                    // From a peer outside the mesh (a Sync Gateway 4 we pull from): it saw
+                    // our winner and more; its revisions in between never come here.
+                    parent = winner
+                } else {
+                    // Concurrent with our winner: a branch from the newest ancestor of the
+                    // winner that the incoming vector has seen (none: a root of its own),
+                    // resolved as any conflict.
+                    parent = try versionBranchPoint(incoming, winner: winner, tree: tree, db: db, row: existing)
+                }
             } else {
                 parent = try editParent(requested: requestedParent, tree: tree, deleting: update.deleted)
             }
@@ -347,5 +359,18 @@ extension DocumentStore {
         let statement = try db.cachedStatement(sql: "UPDATE \(Tables.meta) SET value = ? WHERE key = ?")
         try statement.execute(arguments: [Int64(counters.lastSequence), "last_seq"])
         try statement.execute(arguments: [counters.docCount, "doc_count"])
+    }
+}
+
+extension DocumentStore {
+    /// Where a concurrent version-vector revision branches off: the newest revision on the
+    /// winner's line whose current version `incoming` holds; nil when it holds none.
+    static func versionBranchPoint(
+        _ incoming: VersionVector, winner: RevID, tree: RevTree, db: Database, row: DocumentRow
+    ) throws -> RevID? {
+        for rev in tree.history(of: winner) {
+            if let vector = try storedVector(db, row, of: rev), incoming.contains(vector.current) { return rev }
+        }
+        return nil
     }
 }

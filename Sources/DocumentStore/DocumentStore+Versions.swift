@@ -46,6 +46,25 @@ extension DocumentStore {
         }
     }
 
+    /// For each of `docIDs` with more than one leaf: its winner's vector with every version
+    /// of its other leaves added to the history (`withHistory(of:)`). What Shoal proposes
+    /// to a version-vector peer (a Sync Gateway 4): the winner was resolved over those
+    /// branches, so it has seen them, and the peer that holds one of them takes the winner
+    /// as its successor instead of answering 409 for ever.
+    public func winnerVectorsOverLeaves(_ docIDs: [String]) async throws(StoreError) -> [String: VersionVector] {
+        try await read { db in
+            var found: [String: VersionVector] = [:]
+            for docID in Set(docIDs) {
+                guard let row = try DocumentRow.load(db, key: docID), let winner = row.tree.winner,
+                      row.tree.leaves.count > 1, let vector = try Self.storedVector(db, row, of: winner)
+                else { continue }
+                let others = try row.tree.leaves.filter { $0 != winner }.compactMap { try Self.storedVector(db, row, of: $0) }
+                found[docID] = (try? vector.withHistory(of: others)) ?? vector
+            }
+            return found
+        }
+    }
+
     /// The current version of `docID`'s winning revision, or nil for an unknown document.
     public func currentVersion(_ docID: String) async throws(StoreError) -> Version? {
         try await versionVector(docID)?.current

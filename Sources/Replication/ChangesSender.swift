@@ -28,16 +28,19 @@ final class ChangesSender: Sendable {
         /// The peer names documents by versions (`BLIP_3+CBMobile_4`): each entry offers the
         /// revision's current version, and a `rev` carries its vector (`rev` + `history`).
         var versionVectors = false
+        /// Offer with `proposeChanges` (an active push to a version-vector peer, as Couchbase
+        /// Lite 4 pushes): see `ChangesSender+Propose.swift`.
+        var proposes = false
         /// Rev messages awaiting their reply at once (the peer commits them in groups,
         /// so this window bounds its transaction size).
         var revsInFlight = 2048
     }
 
-    private let store: DocumentStore
-    private let connection: CollectionLink
-    private let options: Options
-    private let progress: ReplicationProgress
-    private let logger: Logger
+    let store: DocumentStore
+    let connection: CollectionLink
+    let options: Options
+    let progress: ReplicationProgress
+    let logger: Logger
     private let tracker: Mutex<SequenceTracker<UInt64>>
     /// Called with the sequence through which everything was delivered.
     private let onCheckpoint: (@Sendable (UInt64) async -> Void)?
@@ -146,7 +149,9 @@ final class ChangesSender: Sendable {
                     if !caughtUp.withLock({ $0 }) {
                         caughtUp.withLock { $0 = true }
                         // An empty `changes` tells the peer it has caught up.
-                        _ = try await connection.sendRequest(ReplicationMessages.changesRequest(body: Array("[]".utf8)))
+                        _ = try await connection.sendRequest(
+                            options.proposes ? Self.proposeChangesRequest(body: Array("[]".utf8))
+                                : ReplicationMessages.changesRequest(body: Array("[]".utf8)))
                     }
                     if !options.continuous { break }
                     _ = await store.waitForChange(after: since, timeout: .seconds(30))
@@ -156,8 +161,10 @@ final class ChangesSender: Sendable {
                     let from = since
                     prefetched = Task { try await self.readPage(since: from) }
                 }
-                let versions = options.versionVectors ? try await currentVersions(page) : [:]
-                let batch = makeBatch(page.map(\.listing), lost: lost, versions: versions)
+                var versions = options.versionVectors ? try await currentVersions(page) : [:]
+                if options.proposes { try await proposalVectors(page, into: &versions) }
+                var batch = makeBatch(page.map(\.listing), lost: lost, versions: versions)
+                batch.vectors = versions
                 scanned.withLock { $0 = since }
                 reportAcknowledged()
                 // The feed moved (the backlog the peer is told about changed).
@@ -291,7 +298,9 @@ final class ChangesSender: Sendable {
         var messages: [BLIPMessage] = []
         var sent: [(entry: ReplicationMessages.ChangeEntry, index: Int)] = []
         for item in wanted {
-            guard let message = revMessage(item.entry, item.revision, knownAncestors: item.known, maxHistory: answers.maxHistory)
+            guard let message = revMessage(
+                item.entry, item.revision, knownAncestors: item.known, maxHistory: answers.maxHistory,
+                vector: batch.vectors[item.entry.docID])
             else {
                 await sendNoRev(item.entry, code: 404, reason: "revision not found")
                 complete(item.index)
@@ -314,12 +323,15 @@ final class ChangesSender: Sendable {
         }
     }
 
-    private struct Batch: Sendable {
+    struct Batch: Sendable {
         var entries: [ReplicationMessages.ChangeEntry]
         /// Tracker index of each entry's document.
         var indices: [Int]
         /// Position of each entry's document in the page.
         var pages: [Int]
+        /// The vector sent for each document (a version-vector peer): its winner's, or
+        /// what `proposalVectors` makes of it.
+        var vectors: [String: VersionVector] = [:]
     }
 
     /// Entries for every leaf of each changed document (one tracker part per leaf).
@@ -374,6 +386,7 @@ final class ChangesSender: Sendable {
     /// (nil = it does not want the revision) and its `maxHistory`.
     /// Queues one `changes` message for the batch; its reply comes later.
     private func offer(_ batch: Batch) -> PendingReply {
+        if options.proposes { return propose(batch) }
         let body = JSON.array(batch.entries.map(\.json)).canonicalBytes()
         let reply = PendingReply()
         connection.sendRequests([ReplicationMessages.changesRequest(body: body)]) { _, result in
@@ -385,6 +398,7 @@ final class ChangesSender: Sendable {
     /// Per entry, the ancestors the peer knows (nil = it does not want the revision),
     /// and its `maxHistory`.
     private func answers(to pending: PendingReply, batch: Batch) async throws -> (wanted: [Set<RevID>?], maxHistory: Int) {
+        if options.proposes { return (try await proposalAnswers(to: pending, batch: batch), store.configuration.revsLimit) }
         let reply = try await pending.value.get()
         progress.update { $0.docsCheckedPush += batch.entries.count }
         let answers = (try? JSON.parse(reply.body))?.arrayValue ?? []
@@ -402,12 +416,14 @@ final class ChangesSender: Sendable {
     /// The `rev` message for a revision, or nil when it cannot be sent (then a
     /// `norev` goes instead).
     private func revMessage(
-        _ entry: ReplicationMessages.ChangeEntry, _ outgoing: OutgoingRevision?, knownAncestors: Set<RevID>, maxHistory: Int
+        _ entry: ReplicationMessages.ChangeEntry, _ outgoing: OutgoingRevision?, knownAncestors: Set<RevID>, maxHistory: Int,
+        vector proposed: VersionVector? = nil
     ) -> BLIPMessage? {
         guard let outgoing, let body = ReplicationMessages.outgoingBody(outgoing) else { return nil }
         if options.versionVectors {
             // The vector: `rev` its current version, `history` the rest (CBMobile_4).
-            guard let vector = try? outgoing.version() else { return nil }
+            guard let vector = options.proposes ? proposed ?? (try? outgoing.version()) : try? outgoing.version()
+            else { return nil }
             var properties = [
                 ("Profile", ReplicationMessages.rev), ("id", entry.docID), ("rev", vector.current.description),
                 ("sequence", entry.sequence.canonicalString),

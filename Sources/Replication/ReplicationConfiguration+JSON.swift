@@ -15,7 +15,9 @@ extension ReplicationConfiguration {
     /// `purge_on_removal` (purge local copies of documents the remote says we lost access
     /// to), plus Shoal's `heartbeat` (seconds), `batch_size` and `pinned_cert` (for
     /// `wss://`: the server's certificate, PEM text or a file path), `collections`
-    /// (`["lists", "app.tasks"]`) and Sync Gateway's `collections_enabled`.
+    /// (`["lists", "app.tasks"]`), Sync Gateway's `collections_enabled` and `versioning`
+    /// (`rev-trees`, the default, or `version-vectors`: speak `BLIP_3+CBMobile_4` when the
+    /// peer does, as Couchbase Lite 4).
     public init(id: String, json: [String: JSON]) throws(ReplicationConfigurationError) {
         guard !id.isEmpty else { throw .init(reason: "replication ID must not be empty") }
         guard let remoteText = json["remote"]?.stringValue else {
@@ -68,6 +70,12 @@ extension ReplicationConfiguration {
             collections = parsed
         }
         allCollections = try Self.bool(json["collections_enabled"], "collections_enabled", id) ?? false
+        if let value = json["versioning"] {
+            guard let text = value.stringValue, let parsed = Versioning(rawValue: text) else {
+                throw .init(reason: "replication \(id): \"versioning\" must be rev-trees or version-vectors")
+            }
+            versioning = parsed
+        }
         if let batch = json["batch_size"] {
             guard let size = batch.intValue, size > 0, size <= 1000 else {
                 throw .init(reason: "replication \(id): \"batch_size\" must be 1…1000")
@@ -111,6 +119,7 @@ extension ReplicationConfiguration {
         if purgeOnRemoval { object["purge_on_removal"] = true }
         if let collections { object["collections"] = .array(collections.map { .string($0.description) }) }
         if allCollections { object["collections_enabled"] = true }
+        if versioning != .revTrees { object["versioning"] = .string(versioning.rawValue) }
         return .object(object)
     }
 }
@@ -132,6 +141,7 @@ extension ReplicationStatus {
             "started_on": .int(Int64(startedAt.timeIntervalSince1970)),
         ]
         if let lastError { object["error_message"] = .string(lastError) }
+        if let subprotocol { object["subprotocol"] = .string(subprotocol) }
         return .object(object)
     }
 }

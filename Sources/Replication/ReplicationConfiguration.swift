@@ -48,6 +48,19 @@ public struct ReplicationConfiguration: Sendable, Equatable {
     /// redialing with the backoff.
     public var retryRefusals = false
 
+    /// How documents are named on the wire (`"versioning"`).
+    public enum Versioning: String, Sendable, Equatable, CaseIterable {
+        /// Revision IDs and revision trees (`BLIP_3+CBMobile_3`, then 2): Couchbase Lite 3,
+        /// Sync Gateway 3 and 4, Shoal.
+        case revTrees = "rev-trees"
+        /// Versions (version vectors) when the peer speaks `BLIP_3+CBMobile_4` (Sync
+        /// Gateway 4, a Shoal node), as Couchbase Lite 4 does; revision trees otherwise.
+        case versionVectors = "version-vectors"
+    }
+
+    /// What the dial offers: `.versionVectors` offers `BLIP_3+CBMobile_4` first.
+    public var versioning = Versioning.revTrees
+
     public init(
         id: String, remote: String, direction: Direction = .pushAndPull, continuous: Bool = false,
         channels: [String]? = nil, docIDs: [String]? = nil, username: String? = nil, password: String? = nil,

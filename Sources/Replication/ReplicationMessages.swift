@@ -54,7 +54,18 @@ enum ReplicationMessages {
 
         var deleted: Bool { flags & Self.deletedFlag != 0 }
         /// Access lost (revoked, or removed from the channels) and not a tombstone.
-        var lostAccess: Bool { flags & (Self.revokedFlag | Self.removedFlag) != 0 && flags != Self.removedFlag | Self.deletedFlag }
+        var lostAccess: Bool { Self.saysLostAccess(flags) }
+
+        static func saysLostAccess(_ flags: Int) -> Bool {
+            flags & (revokedFlag | removedFlag) != 0 && flags != removedFlag | deletedFlag
+        }
+
+        /// The flags item (the fourth) of an entry: a boolean (deleted) or a number.
+        static func flags(_ items: [JSON]) -> Int {
+            guard items.count > 3 else { return 0 }
+            if let bool = items[3].boolValue { return bool ? deletedFlag : 0 }
+            return Int(clamping: max(0, min(items[3].intValue ?? 0, 7)))
+        }
 
         var json: JSON {
             var items: [JSON] = [sequence, .string(docID), .string(version ?? revID.description)]
@@ -81,15 +92,7 @@ enum ReplicationMessages {
             sequence = items[0]
             self.docID = docID
             self.revID = revID
-            if items.count > 3 {
-                if let bool = items[3].boolValue {
-                    flags = bool ? Self.deletedFlag : 0
-                } else {
-                    flags = Int(clamping: max(0, min(items[3].intValue ?? 0, 7)))
-                }
-            } else {
-                flags = 0
-            }
+            flags = Self.flags(items)
         }
     }
 

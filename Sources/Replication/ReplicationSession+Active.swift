@@ -72,6 +72,13 @@ extension ReplicationSession {
         options.continuous = continuous
         options.batchSize = batchSize
         options.docIDs = docIDs.map(Set.init)
+        if access.versionVectors {
+            // As Couchbase Lite 4 pushes to Sync Gateway 4: each document's current
+            // version proposed (`proposeChanges`), then its vector.
+            options.versionVectors = true
+            options.winnerOnly = true
+            options.proposes = true
+        }
         let sender = ChangesSender(
             store: store, connection: link, options: options, progress: progress, logger: logger, peerHas: receiver.peerHas,
             onCheckpoint: onCheckpoint)
@@ -106,6 +113,7 @@ extension ReplicationSession {
     ) async throws {
         receiver.beginPull(since: since, continuous: continuous, purgeOnRemoval: purgeOnRemoval)
         var message = BLIPMessage(profile: ReplicationMessages.subChanges, properties: [("batch", String(batchSize))])
+        if access.versionVectors { message["versioning"] = "version-vectors" }
         if let since { message["since"] = since.canonicalString }
         if continuous { message["continuous"] = "true" }
         if let channels {

@@ -142,7 +142,9 @@ public final class ReplicationSession: Sendable {
         if let ids = try ReplicationMessages.parseJSONBody(message)["docIDs"]?.arrayValue {
             options.docIDs = Set(ids.compactMap(\.stringValue))
         }
-        options.winnerOnly = access.noConflicts
+        // Versions name a document's current revision only: a version-vector peer is
+        // offered winners, as a client is.
+        options.winnerOnly = access.noConflicts || access.versionVectors
         let sender = ChangesSender(
             store: store, connection: link, options: options, progress: progress, logger: logger, peerHas: receiver.peerHas,
             visibleChannels: access.channels, lostChannels: access.lostChannels)

@@ -34,6 +34,9 @@ public struct ReplicationStatus: Sendable, Equatable {
     public var startedAt = Date()
     /// The local sequence this replication has pushed through (its checkpoint), when it pushes.
     public var pushedThrough: UInt64?
+    /// The WebSocket subprotocol of the latest connection, when known (a dialed one):
+    /// `BLIP_3+CBMobile_4` when documents travel by versions.
+    public var subprotocol: String?
 
     /// Whether a connection is up (`running` or `idle`).
     public var isConnected: Bool { state == .running || state == .idle }

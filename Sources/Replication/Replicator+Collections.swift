@@ -33,7 +33,8 @@ extension Replicator {
                   let index = collections.firstIndex(where: { $0.name.isDefault })
             else { throw error }
             let session = ReplicationSession(
-                store: collections[index].store, connection: connection, progress: progress, access: peerAccess, logger: logger)
+                store: collections[index].store, connection: connection, progress: progress,
+                access: peerAccess(connection), logger: logger)
             defer { session.close() }
             progress.setState(.running)
             try await replicate(session: session, client: clients[index], remote: .fetch) { session.isCaughtUp }
@@ -42,7 +43,7 @@ extension Replicator {
         guard let entries = (try? JSON.parse(reply.body))?.arrayValue, entries.count == collections.count else {
             throw BLIPError(domain: "HTTP", code: 502, message: "Invalid getCollections reply: \(reply.bodyString.prefix(200))")
         }
-        let access = peerAccess
+        let access = peerAccess(connection)
         var targets: [(session: ReplicationSession, client: String, remote: RemoteCheckpoint)] = []
         for (index, entry) in entries.enumerated() {
             guard var body = entry.objectValue else {

@@ -111,7 +111,8 @@ public final class Replicator: Sendable {
             do {
                 try await dialer.dial(url: configuration.remote, username: configuration.username,
                                       password: configuration.password, heartbeat: configuration.heartbeat,
-                                      pinnedCertificate: configuration.pinnedCertificate) { connection in
+                                      pinnedCertificate: configuration.pinnedCertificate,
+                                      subprotocols: offeredSubprotocols) { connection in
                     // The last error stays until this connection replicates (`setState(.running)`):
                     // a peer that refuses every attempt at the same step keeps showing why.
                     connected.value = true
@@ -157,9 +158,20 @@ public final class Replicator: Sendable {
         return capped * Double.random(in: 0.5...1.0)
     }
 
-    /// What the peer's revisions are recorded as coming from (`RevisionOrigin.peer`).
-    var peerAccess: PeerAccess {
-        PeerAccess(origin: .peer(node: peerNodeID(), detail: configuration.redactedRemote))
+    /// The WebSocket subprotocols the dial offers: `BLIP_3+CBMobile_4` first when the
+    /// replication asks for versions (nil: the dialer's default, revision trees).
+    var offeredSubprotocols: [String]? {
+        configuration.versioning == .versionVectors ? BLIPWebSocket.acceptedSubprotocols : nil
+    }
+
+    /// What the peer's revisions are recorded as coming from (`RevisionOrigin.peer`),
+    /// and whether `connection` names documents by versions (the peer chose
+    /// `BLIP_3+CBMobile_4`).
+    func peerAccess(_ connection: BLIPConnection) -> PeerAccess {
+        var access = PeerAccess(origin: .peer(node: peerNodeID(), detail: configuration.redactedRemote))
+        access.versionVectors = connection.subprotocol.map(BLIPWebSocket.usesVersionVectors) ?? false
+        if let subprotocol = connection.subprotocol { progress.update { $0.subprotocol = subprotocol } }
+        return access
     }
 
     /// Runs push and/or pull over one connection: of the default collection alone, or
@@ -169,7 +181,8 @@ public final class Replicator: Sendable {
             try await replicateCollections(over: connection)
             return
         }
-        let session = ReplicationSession(store: store, connection: connection, progress: progress, access: peerAccess, logger: logger)
+        let session = ReplicationSession(
+            store: store, connection: connection, progress: progress, access: peerAccess(connection), logger: logger)
         defer { session.close() }
         progress.setState(.running)
         try await replicate(session: session, client: checkpointClient, remote: .fetch) { session.isCaughtUp }
@@ -316,9 +329,26 @@ public protocol BLIPDialer: Sendable {
         url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws
+
+    /// The same, offering the WebSocket `subprotocols` in that order (nil: the dialer's
+    /// default, `BLIP_3+CBMobile_3`); the one the peer chose is the connection's
+    /// `subprotocol`. A dialer that is not a WebSocket ignores the offer.
+    func dial(
+        url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
+        subprotocols: [String]?, session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws
 }
 
 extension BLIPDialer {
+    public func dial(
+        url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
+        subprotocols: [String]?, session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
+        try await dial(
+            url: url, username: username, password: password, heartbeat: heartbeat, pinnedCertificate: pinnedCertificate,
+            session: session)
+    }
+
     /// Dials with the system's trust roots for `wss://`.
     public func dial(
         url: String, username: String?, password: String?, heartbeat: Duration,

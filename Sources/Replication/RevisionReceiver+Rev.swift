@@ -59,7 +59,7 @@ extension RevisionReceiver {
     static func parseRev(
         _ message: BLIPMessage, noConflicts: Bool = false, versionVectors: Bool = false
     ) throws(BLIPError) -> DocumentUpdate {
-        if versionVectors { return try parseVersionedRev(message) }
+        if versionVectors { return try parseVersionedRev(message, noConflicts: noConflicts) }
         // The common case: a canonical body without `_` keys (as Shoal and Couchbase
         // Lite send them) is validated, not parsed, and stored as received.
         if let docID = message["id"], let revString = message["rev"],

@@ -11,9 +11,12 @@ extension RevisionReceiver {
     /// vector (merge versions, `;`, previous versions, possibly revision IDs from before the
     /// peer's upgrade). The revision becomes a child of the document's current winner
     /// with a revision ID derived as for any edit (§2), so every node that accepts it
-    /// names it alike (docs/architecture.md §10.9 rule 2); the store refuses it (409)
-    /// unless its vector continues the winner's.
-    static func parseVersionedRev(_ message: BLIPMessage) throws(BLIPError) -> DocumentUpdate {
+    /// names it alike (docs/architecture.md §10.9 rule 2). With `noConflicts` (a Couchbase
+    /// Lite 4 client) the store refuses it (409) unless its vector continues the winner's;
+    /// without (what Shoal's replicator pulls from a Sync Gateway 4 or Shoal node), one
+    /// that is newer than the winner becomes its child and a concurrent one a branch (a
+    /// conflict the node resolves), rule 5.
+    static func parseVersionedRev(_ message: BLIPMessage, noConflicts: Bool = true) throws(BLIPError) -> DocumentUpdate {
         guard let docID = message["id"], !docID.isEmpty else { throw ReplicationMessages.error(400, "rev without a document ID") }
         guard let revString = message["rev"], !revString.isEmpty else {
             throw ReplicationMessages.error(400, "rev of '\(docID)' without a version")
@@ -24,7 +27,8 @@ extension RevisionReceiver {
         let deleted = deletedProperty(message)
         if let object = ObjectBody(canonical: message.body), !object.hasUnderscoreKey {
             return DocumentUpdate(
-                docID: docID, object: object, deleted: deleted, mode: .edit(parent: nil), noConflicts: true, version: vector)
+                docID: docID, object: object, deleted: deleted, mode: .edit(parent: nil), noConflicts: noConflicts,
+                version: vector)
         }
         let parsed = try ReplicationMessages.parseJSONBody(message)
         guard var body = parsed.objectValue ?? (message.body.isEmpty ? [:] : nil) else {
@@ -33,8 +37,52 @@ extension RevisionReceiver {
         let bodyDeleted = body["_deleted"]?.boolValue == true
         for key in metadataKeys { body.removeValue(forKey: key) }
         return DocumentUpdate(
-            docID: docID, body: body, deleted: deleted || bodyDeleted, mode: .edit(parent: nil), noConflicts: true,
+            docID: docID, body: body, deleted: deleted || bodyDeleted, mode: .edit(parent: nil), noConflicts: noConflicts,
             version: vector)
+    }
+
+    /// `changes` from a version-vector peer (what Shoal's replicator pulls from a Sync
+    /// Gateway 4 or Shoal node over `BLIP_3+CBMobile_4`): `[seq, docID, version, flags?,
+    /// bodySize?]`, the version being the revision's current version. Per entry: 0 when our
+    /// winner's vector holds that version (we have it or something newer), else the versions
+    /// we know (`[our current version]`, `[]` for a document we lack): send it. Entries that
+    /// say access was lost are never wanted (purged with `purge_on_removal`).
+    func handleVersionedChanges(_ items: [JSON]) async throws(BLIPError) -> BLIPMessage {
+        var entries: [(sequence: JSON, docID: String, version: Version, text: String, lostAccess: Bool)] = []
+        for item in items {
+            guard let fields = item.arrayValue, fields.count >= 3, let docID = fields[1].stringValue, !docID.isEmpty,
+                  let text = fields[2].stringValue, !text.isEmpty
+            else { throw ReplicationMessages.error(400, "malformed changes entry \(item)") }
+            let version = try Self.parseVector(docID: docID, checkingCausality: false) { () throws(VersionVectorError) in
+                VersionVector(try Version(parsing: text))
+            }.current
+            let lost = ReplicationMessages.ChangeEntry.saysLostAccess(ReplicationMessages.ChangeEntry.flags(fields))
+            entries.append((fields[0], docID, version, text, lost))
+        }
+        let found: [String: WinnerVersion]
+        do {
+            found = try await store.winnerVersions(entries.filter { !$0.lostAccess }.map(\.docID))
+        } catch {
+            throw ReplicationMessages.error(error)
+        }
+        let wanted: [JSON?] = entries.map { entry in
+            if entry.lostAccess { return nil }
+            guard let winner = found[entry.docID] else { return .array([]) }
+            if winner.vector.contains(entry.version) { return nil }
+            return .array([.string(winner.vector.current.description)])
+        }
+        if entries.contains(where: \.lostAccess) { await purgeLost(entries.map { ($0.docID, $0.lostAccess) }) }
+        progress.update { $0.docsCheckedPull += entries.count }
+        updatePull { state in
+            for (entry, answer) in zip(entries, wanted) {
+                let index = state.tracker.add(entry.sequence, parts: answer == nil ? 0 : 1)
+                if let offered = entry.sequence.intValue { state.highestOffered = max(state.highestOffered ?? offered, offered) }
+                if answer != nil { state.pending[Self.key(entry.docID, entry.text)] = index }
+            }
+        }
+        var answers = wanted.map { $0 ?? 0 }
+        while answers.last == 0 { answers.removeLast() }
+        return BLIPMessage(body: JSON.array(answers).canonicalBytes())
     }
 
     /// Parses a received vector and (unless `checkingCausality` is false) checks it

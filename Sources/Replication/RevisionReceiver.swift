@@ -132,13 +132,13 @@ final class RevisionReceiver: Sendable {
 
     /// Tracks what the peer pushes to a passive session as an active pull is tracked,
     /// for the link's accounting (`LinkState`): started by the first `changes`.
-    private func beginPassiveTracking() {
+    func beginPassiveTracking() {
         pull.withLock { state in
             if state == nil { state = PullState(tracker: SequenceTracker(start: nil), continuous: true) }
         }
     }
 
-    private func updatePull(_ change: (inout PullState) -> Void) {
+    func updatePull(_ change: (inout PullState) -> Void) {
         let woken = pull.withLock { state -> [CheckedContinuation<Void, Never>] in
             // Mutated in place: a copy would duplicate `pending` and the tracker on
             // every call (copy-on-write), which costs O(wanted revisions) each time.
@@ -153,7 +153,7 @@ final class RevisionReceiver: Sendable {
         for waiter in woken { waiter.resume() }
     }
 
-    private static func key(_ docID: String, _ rev: String) -> String { docID + "\u{0}" + rev }
+    static func key(_ docID: String, _ rev: String) -> String { docID + "\u{0}" + rev }
 
     // MARK: Handlers
 
@@ -176,6 +176,7 @@ final class RevisionReceiver: Sendable {
         if noConflicts, message["ignoreNoConflicts"] != "true" {
             throw ReplicationMessages.error(409, "Use 'proposeChanges' instead")
         }
+        if versionVectors { return try await handleVersionedChanges(items) }
         let entries = try items.map { (item: JSON) throws(BLIPError) -> ReplicationMessages.ChangeEntry in
             guard let entry = ReplicationMessages.ChangeEntry(item) else {
                 throw ReplicationMessages.error(400, "malformed changes entry \(item)")
@@ -224,6 +225,12 @@ final class RevisionReceiver: Sendable {
     /// Purges the documents of `entries` that say access was lost (and that the same
     /// batch does not offer again), when the pull asked for it.
     private func purgeLost(_ entries: [ReplicationMessages.ChangeEntry]) async {
+        await purgeLost(entries.map { ($0.docID, $0.lostAccess) })
+    }
+
+    /// Purges the documents of `entries` (document, says access was lost) that say access
+    /// was lost and that no entry of the same batch offers again, when the pull asked for it.
+    func purgeLost(_ entries: [(docID: String, lostAccess: Bool)]) async {
         guard pull.withLock({ $0?.purgeOnRemoval ?? false }) else { return }
         let offered = Set(entries.filter { !$0.lostAccess }.map(\.docID))
         let lost = Set(entries.filter { $0.lostAccess && !offered.contains($0.docID) }.map(\.docID))

@@ -63,6 +63,15 @@ public struct WebSocketDialer: BLIPDialer {
         url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
+        try await dial(
+            url: url, username: username, password: password, heartbeat: heartbeat, pinnedCertificate: pinnedCertificate,
+            subprotocols: nil, session: session)
+    }
+
+    public func dial(
+        url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
+        subprotocols: [String]?, session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
         var plan = self.plan?(url) ?? Plan(url: url)
         if let pinnedCertificate {
             do {
@@ -74,6 +83,9 @@ public struct WebSocketDialer: BLIPDialer {
         var headers = extraHeaders
         if let authorization = Self.basicAuthorization(username: username, password: password) {
             headers[.authorization] = authorization
+        }
+        if let subprotocols, !subprotocols.isEmpty {
+            headers[.secWebSocketProtocol] = subprotocols.joined(separator: ",")
         }
         // A peer behind a partition may accept nothing and answer nothing: give up on
         // the connect + upgrade after a while (the session itself has heartbeats). An

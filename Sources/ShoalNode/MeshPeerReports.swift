@@ -99,10 +99,20 @@ struct MeshReportingDialer: BLIPDialer {
         url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
         session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
+        try await dial(
+            url: url, username: username, password: password, heartbeat: heartbeat, pinnedCertificate: pinnedCertificate,
+            subprotocols: nil, session: session)
+    }
+
+    func dial(
+        url: String, username: String?, password: String?, heartbeat: Duration, pinnedCertificate: String?,
+        subprotocols: [String]?, session: @escaping @Sendable (BLIPConnection) async throws -> Void
+    ) async throws {
         let mesh = self.mesh(url)
         let (nodeID, interval) = (self.nodeID, self.interval)
         try await inner.dial(
-            url: url, username: username, password: password, heartbeat: heartbeat, pinnedCertificate: pinnedCertificate
+            url: url, username: username, password: password, heartbeat: heartbeat, pinnedCertificate: pinnedCertificate,
+            subprotocols: subprotocols
         ) { connection in
             guard let mesh else { return try await session(connection) }
             MeshPeerReports.receive(on: connection, mesh: mesh)
