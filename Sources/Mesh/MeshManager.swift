@@ -17,6 +17,9 @@ public final class MeshManager: Sendable {
     public let configuration: MeshConfiguration
     let store: DocumentStore
     let dialer: any BLIPDialer
+    /// Fired when a link comes up (dialed again, or accepted): the other links that wait
+    /// to reconnect try at once (`ReconnectSignal`).
+    let reconnectSignal = ReconnectSignal()
     let logger: Logger
 
     struct State {
@@ -272,7 +275,7 @@ public final class MeshManager: Sendable {
         // The peer's ID, once a static link learned it, names the revisions it sends.
         let replicator = Replicator(
             store: store, configuration: replication, dialer: dialer, logger: logger, collections: collections,
-            sharedCollectionsOnly: true
+            sharedCollectionsOnly: true, reconnectSignal: reconnectSignal
         ) { [weak self] in
             nodeID ?? self?.state.withLock { state in state.dials[key]?.staticURL.flatMap { state.staticIDs[$0] } }
         }
@@ -288,7 +291,9 @@ public final class MeshManager: Sendable {
 
     /// Registers a connection a peer opened to us; returns a token for `inboundEnded`.
     public func inboundStarted(nodeID: String?, progress: ReplicationProgress) -> Int {
-        state.withLock { state in
+        // A peer reached us: links waiting to reconnect try now (a fault may have healed).
+        reconnectSignal.fire()
+        return state.withLock { state in
             let token = state.nextToken
             state.nextToken += 1
             state.inbound[token] = Inbound(nodeID: nodeID, progress: progress, since: Date())

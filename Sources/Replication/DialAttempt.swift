@@ -15,7 +15,9 @@ import Synchronization
 /// fault that has since healed (its SYN or upgrade lost, the packets of that
 /// connection still waiting on TCP's retransmission timer) does not hold the link
 /// down until the deadline. The first attempt to start its session wins; the others
-/// are cancelled and, if they connect anyway, refused like an abandoned one.
+/// are cancelled and, if they connect anyway, refused like an abandoned one. When the
+/// dial runs with a `ReconnectSignal.current`, the signal firing (another link of the
+/// mesh came up) starts the next attempt at once instead of after `hedgeAfter`.
 final class DialAttempt: Sendable {
     private enum Phase { case pending, started, abandoned, finished }
 
@@ -86,10 +88,17 @@ final class DialAttempt: Sendable {
                     }
                     if abandon { self.abandon(with: timeoutError) }
                 }
+                let wake = ReconnectSignal.current
                 let hedger = hedgeAfter.map { delay in
                     Task {
                         for index in 1..<Self.maxAttempts {
-                            try? await Task.sleep(for: delay)
+                            // A link of the same mesh that comes up meanwhile (a healed
+                            // fault) starts the next attempt at once.
+                            if let wake {
+                                await wake.sleep(for: delay)
+                            } else {
+                                try? await Task.sleep(for: delay)
+                            }
                             if Task.isCancelled { return }
                             guard state.withLock({ $0.phase == .pending }) else { return }
                             self.launch(index, connect: connect)

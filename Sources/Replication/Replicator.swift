@@ -29,12 +29,17 @@ public final class Replicator: Sendable {
     /// peer lacks is skipped instead of failing the replication, and a peer that does
     /// not know `getCollections` replicates the default collection alone.
     let sharedCollectionsOnly: Bool
+    /// Shared with the other links of a mesh: fired when this replication's connection
+    /// comes up; while reconnecting, its firing cuts the backoff and hedges a hung dial.
+    let reconnectSignal: ReconnectSignal?
 
     public init(
         store: DocumentStore, configuration: ReplicationConfiguration, dialer: any BLIPDialer,
         logger: Logger = Logger(label: "Replicate"), collections: [(name: CollectionName, store: DocumentStore)] = [],
-        sharedCollectionsOnly: Bool = false, peerNodeID: @escaping @Sendable () -> String? = { nil }
+        sharedCollectionsOnly: Bool = false, reconnectSignal: ReconnectSignal? = nil,
+        peerNodeID: @escaping @Sendable () -> String? = { nil }
     ) {
+        self.reconnectSignal = reconnectSignal
         self.peerNodeID = peerNodeID
         self.store = store
         self.configuration = configuration
@@ -108,15 +113,20 @@ public final class Replicator: Sendable {
         while !Task.isCancelled {
             progress.setState(attempt == 0 ? .starting : .reconnecting)
             connected.value = false
+            let reconnecting = attempt > 0
             do {
-                try await dialer.dial(url: configuration.remote, username: configuration.username,
-                                      password: configuration.password, heartbeat: configuration.heartbeat,
-                                      pinnedCertificate: configuration.pinnedCertificate,
-                                      subprotocols: offeredSubprotocols) { connection in
-                    // The last error stays until this connection replicates (`setState(.running)`):
-                    // a peer that refuses every attempt at the same step keeps showing why.
-                    connected.value = true
-                    try await self.replicate(over: connection)
+                try await ReconnectSignal.$current.withValue(reconnectSignal) {
+                    try await dialer.dial(url: configuration.remote, username: configuration.username,
+                                          password: configuration.password, heartbeat: configuration.heartbeat,
+                                          pinnedCertificate: configuration.pinnedCertificate,
+                                          subprotocols: offeredSubprotocols) { connection in
+                        // The last error stays until this connection replicates (`setState(.running)`):
+                        // a peer that refuses every attempt at the same step keeps showing why.
+                        connected.value = true
+                        // The peer is reachable again: so may be others of the mesh.
+                        if reconnecting { self.reconnectSignal?.fire() }
+                        try await self.replicate(over: connection)
+                    }
                 }
                 if !configuration.continuous {
                     progress.update { $0.state = .stopped }
@@ -139,7 +149,12 @@ public final class Replicator: Sendable {
             attempt = connected.value ? 1 : attempt + 1
             progress.setState(.reconnecting)
             let delay = Self.backoff(attempt: attempt, cap: configuration.maxBackoff)
-            try? await Task.sleep(for: delay)
+            if let reconnectSignal {
+                // Another link of the mesh coming up (a healed fault) ends the wait.
+                await reconnectSignal.sleep(for: delay)
+            } else {
+                try? await Task.sleep(for: delay)
+            }
         }
         progress.setState(.stopped)
     }
