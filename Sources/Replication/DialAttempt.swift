@@ -39,6 +39,11 @@ final class DialAttempt: Sendable {
     /// Most attempts at once (the first and its hedges).
     static let maxAttempts = 3
 
+    /// How old an attempt must be before a `ReconnectSignal` starts another beside it: on
+    /// a LAN a connection that can succeed answers within milliseconds, so one that has
+    /// waited this long most likely went into the fault.
+    static let wakeMinimumAge = Duration.milliseconds(300)
+
     /// How many attempts were started (for tests).
     var attempts: Int { state.withLock { $0.tasks.count } }
 
@@ -91,14 +96,20 @@ final class DialAttempt: Sendable {
                 let wake = ReconnectSignal.current
                 let hedger = hedgeAfter.map { delay in
                     Task {
+                        var launched = ContinuousClock.now
                         for index in 1..<Self.maxAttempts {
                             // A link of the same mesh that comes up meanwhile (a healed
-                            // fault) starts the next attempt at once.
+                            // fault) starts the next attempt at once — unless the last one
+                            // is younger than `wakeMinimumAge` (it may still be answered).
                             if let wake {
-                                await wake.sleep(for: delay)
+                                if await wake.sleep(for: delay) {
+                                    let age = ContinuousClock.now - launched
+                                    if age < Self.wakeMinimumAge { try? await Task.sleep(for: Self.wakeMinimumAge - age) }
+                                }
                             } else {
                                 try? await Task.sleep(for: delay)
                             }
+                            launched = ContinuousClock.now
                             if Task.isCancelled { return }
                             guard state.withLock({ $0.phase == .pending }) else { return }
                             self.launch(index, connect: connect)

@@ -106,7 +106,7 @@ func branch(_ body: [String: JSON], parent: RevID, deleted: Bool = false) -> Rev
         #expect(try await eventually { try await store.metadata("later")?.tree.hasConflict == false })
         #expect(try await store.revision("later").1.body == ["x": 2, "y": 2])
         // The monitor counts a resolution after its commit, which the test may see first.
-        #expect(try await eventually { monitor.counters.resolved == 2 })
+        #expect(await eventually { monitor.counters.resolved == 2 })
         _ = mine
         await monitor.stop()
     }

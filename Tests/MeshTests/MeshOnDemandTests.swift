@@ -18,14 +18,14 @@ import TestSupport
         for id in others { await mesh.peerListed(nodeID: id) }
         let expected = DialRule.neighbors(of: node.node.nodeID, among: Set(others), maxPeers: 4)
         #expect(expected.count == 4)
-        #expect(try await eventually { asked.withLock { $0.last } == expected })
+        #expect(await eventually { asked.withLock { $0.last } == expected })
         // Nothing is dialed without an address.
         #expect(mesh.peers.isEmpty)
         // A chosen peer that leaves is replaced by the rule's next pick.
         let leaving = try #require(expected.sorted().first)
         await mesh.peerLost(nodeID: leaving)
         let next = DialRule.neighbors(of: node.node.nodeID, among: Set(others).subtracting([leaving]), maxPeers: 4)
-        #expect(try await eventually { asked.withLock { $0.last } == next })
+        #expect(await eventually { asked.withLock { $0.last } == next })
         #expect(!next.contains(leaving))
     }
 
@@ -39,7 +39,7 @@ import TestSupport
         meshA.onChosenPeersChange { chosen in asked.withLock { $0 = chosen } }
         await meshA.peerListed(nodeID: b.node.nodeID)
         await meshB.peerListed(nodeID: a.node.nodeID)
-        #expect(try await eventually { asked.withLock { $0 } == [b.node.nodeID] })
+        #expect(await eventually { asked.withLock { $0 } == [b.node.nodeID] })
         // The resolution arrives (as discovery would report it): the pair links and replicates.
         await meshA.peerFound(nodeID: b.node.nodeID, url: "ws://127.0.0.1:\(b.ports.publicPort)/db", source: .mdns)
         await meshB.peerFound(nodeID: a.node.nodeID, url: "ws://127.0.0.1:\(a.ports.publicPort)/db", source: .mdns)

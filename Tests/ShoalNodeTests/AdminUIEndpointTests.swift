@@ -58,7 +58,7 @@ import TestSupport
             stopped.value = true
         }
         // Held, it would wait for the 30 s heartbeats at least; see LiveQueryTests.
-        #expect(try await eventually(timeout: .seconds(20)) { stopped.value }, "the node did not stop with its streams open")
+        #expect(await eventually(timeout: .seconds(20)) { stopped.value }, "the node did not stop with its streams open")
         if !stopped.value { stopping.cancel() }
         _ = sockets
     }

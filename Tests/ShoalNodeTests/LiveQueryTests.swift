@@ -165,7 +165,7 @@ import TestSupport
         // Held by a feed, the stop would wait for the 30 s heartbeat or the 300 s longpoll
         // timeout at least; alone it takes well under a second, but on two loaded cores
         // (the suite's other nodes) a graceful stop was seen to take over 5 s.
-        #expect(try await eventually(timeout: .seconds(20)) { stopped.value }, "the node did not stop with live queries open")
+        #expect(await eventually(timeout: .seconds(20)) { stopped.value }, "the node did not stop with live queries open")
         guard stopped.value else {
             stopping.cancel()
             return

@@ -124,6 +124,22 @@ import TestSupport
         #expect(quiet["docs_pushed"]?.intValue == 0 && quiet["docs_pulled"]?.intValue == 0, "\(quiet)")
     }
 
+    @Test func attachmentsTravelBothWaysOverVersions() async throws {
+        let server = try await TestNode.start()
+        let client = try await TestNode.start()
+        defer { Task { for node in [server, client] { await node.stop() } } }
+        func attachment(_ text: String) -> JSON {
+            ["note.txt": ["content_type": "text/plain", "data": .string(Data(text.utf8).base64EncodedString())]]
+        }
+        try await server.request("PUT", "/db/from-server", json: ["_attachments": attachment("pulled")], admin: true)
+            .expectStatus(201)
+        try await client.request("PUT", "/db/from-client", json: ["_attachments": attachment("pushed")], admin: true)
+            .expectStatus(201)
+        try await Self.replicate(client, to: server, id: "blobs")
+        #expect(try await client.request("GET", "/db/from-server/note.txt", admin: true).text == "pulled")
+        #expect(try await server.request("GET", "/db/from-client/note.txt", admin: true).text == "pushed")
+    }
+
     @Test func revisionTreesStayTheDefault() async throws {
         let server = try await TestNode.start()
         let client = try await TestNode.start()
