@@ -65,6 +65,12 @@ extension DocumentStore {
                 let digestBody = body["_attachments"] == nil ? bytes : RevisionBody.digestBody(body.properties)
                 revID = RevID.compute(parent: parent, deleted: update.deleted, canonicalBody: digestBody, using: CryptoSHA1.self)
             }
+            if let incoming = update.version, requestedParent == nil, !update.noConflicts, let existing,
+               tree.node(for: revID)?.hasBody == true {
+                // A pulled version whose revision is here already: the same edit made on both
+                // sides (one revision ID, two versions). One revision; its vectors reconciled.
+                return try reconcileVector(db, existing, docID: update.docID, revID: revID, incoming: incoming, clock: context.clock)
+            }
             do {
                 try tree.insert(revID, parent: parent, deleted: update.deleted, hasBody: true, sequence: sequence)
             } catch {
@@ -84,13 +90,7 @@ extension DocumentStore {
             if let node = tree.node(for: revID), node.hasBody {
                 if let incoming = update.version, let existing {
                     // The same revision by another path: reconcile the vectors it came with.
-                    let stored = try storedVector(db, existing, of: revID)
-                    let reconciled = try receivedVector(incoming, existing: stored, parent: nil)
-                    context.clock.observe(incoming)
-                    if reconciled != stored {
-                        try updateStoredVector(db, existing, rev: revID, text: storedText(reconciled, revID: revID))
-                    }
-                    return WriteResult(docID: update.docID, revID: revID, sequence: nil, version: reconciled)
+                    return try reconcileVector(db, existing, docID: update.docID, revID: revID, incoming: incoming, clock: context.clock)
                 }
                 return WriteResult(docID: update.docID, revID: revID, sequence: nil)
             }
@@ -363,6 +363,20 @@ extension DocumentStore {
 }
 
 extension DocumentStore {
+    /// A revision the store holds, received again with `incoming`: its stored vector
+    /// becomes `reconciling` of the two (in place, no new sequence).
+    static func reconcileVector(
+        _ db: Database, _ existing: DocumentRow, docID: String, revID: RevID, incoming: VersionVector, clock: VersionClock
+    ) throws -> WriteResult {
+        let stored = try storedVector(db, existing, of: revID)
+        let reconciled = try receivedVector(incoming, existing: stored, parent: nil)
+        clock.observe(incoming)
+        if reconciled != stored {
+            try updateStoredVector(db, existing, rev: revID, text: storedText(reconciled, revID: revID))
+        }
+        return WriteResult(docID: docID, revID: revID, sequence: nil, version: reconciled)
+    }
+
     /// Where a concurrent version-vector revision branches off: the newest revision on the
     /// winner's line whose current version `incoming` holds; nil when it holds none.
     static func versionBranchPoint(

@@ -124,6 +124,25 @@ import TestSupport
         #expect(quiet["docs_pushed"]?.intValue == 0 && quiet["docs_pulled"]?.intValue == 0, "\(quiet)")
     }
 
+    @Test func theSameEditOnBothSidesIsOneRevisionWithItsVectorsReconciled() async throws {
+        let server = try await TestNode.start()
+        let client = try await TestNode.start()
+        defer { Task { for node in [server, client] { await node.stop() } } }
+        #expect(try await server.request("PUT", "/db/d", json: ["v": 0], admin: true).status == 201)
+        try await Self.replicate(client, to: server, id: "base", direction: "pull")
+        let base = try await Self.document(client, "d")
+        // The identical edit on both sides: one revision ID, two versions (the server's newer).
+        let onClient = try await client.request("PUT", "/db/d", json: ["v": 1, "_rev": base["_rev"]!], admin: true)
+        let onServer = try await server.request("PUT", "/db/d", json: ["v": 1, "_rev": base["_rev"]!], admin: true)
+        #expect(onClient.json["rev"] == onServer.json["rev"] && onClient.json["cv"] != onServer.json["cv"])
+        try await Self.replicate(client, to: server, id: "same")
+        let status = try await Self.status(client, "same")
+        #expect(status["docs_failed_pull"]?.intValue == 0 && status["docs_failed_push"]?.intValue == 0, "\(status)")
+        let (a, b) = (try await Self.document(server, "d"), try await Self.document(client, "d"))
+        #expect(b["_rev"] == onClient.json["rev"] && b["_conflicts"] == nil, "still one revision: \(b)")
+        #expect(a["_cv"] == b["_cv"] && a["_cv"] == onServer.json["cv"], "the newer version is current on both: \(a) \(b)")
+    }
+
     @Test func attachmentsTravelBothWaysOverVersions() async throws {
         let server = try await TestNode.start()
         let client = try await TestNode.start()
