@@ -37,6 +37,16 @@ import TestSupport
         try await node.request("GET", "/db/\(id)?conflicts=true", admin: true).json
     }
 
+    /// Document `d` written on `server` and pulled by `client` over versions: the
+    /// revision both then edit (returned as the client has it).
+    static func sharedDocument(_ server: TestNode, _ client: TestNode) async throws -> JSON {
+        #expect(try await server.request("PUT", "/db/d", json: ["v": 0], admin: true).status == 201)
+        try await replicate(client, to: server, id: "base", direction: "pull")
+        let base = try await document(client, "d")
+        #expect(base["v"] == 0)
+        return base
+    }
+
     /// The user properties of a document (no `_` keys).
     static func properties(_ document: JSON) -> [String: JSON] {
         (document.objectValue ?? [:]).filter { !$0.key.hasPrefix("_") }
@@ -93,13 +103,9 @@ import TestSupport
     }
 
     @Test func aConflictIsPulledResolvedHereAndPushedBack() async throws {
-        let server = try await TestNode.start()
-        let client = try await TestNode.start()
+        let (server, client) = (try await TestNode.start(), try await TestNode.start())
         defer { Task { for node in [server, client] { await node.stop() } } }
-        #expect(try await server.request("PUT", "/db/d", json: ["v": 0], admin: true).status == 201)
-        try await Self.replicate(client, to: server, id: "base", direction: "pull")
-        let base = try await Self.document(client, "d")
-        #expect(base["v"] == 0)
+        let base = try await Self.sharedDocument(server, client)
         // Both sides edit the same revision.
         #expect(try await server.request(
             "PUT", "/db/d", json: ["v": 1, "by": "server", "_rev": base["_rev"]!], admin: true).status == 201)
@@ -125,12 +131,9 @@ import TestSupport
     }
 
     @Test func theSameEditOnBothSidesIsOneRevisionWithItsVectorsReconciled() async throws {
-        let server = try await TestNode.start()
-        let client = try await TestNode.start()
+        let (server, client) = (try await TestNode.start(), try await TestNode.start())
         defer { Task { for node in [server, client] { await node.stop() } } }
-        #expect(try await server.request("PUT", "/db/d", json: ["v": 0], admin: true).status == 201)
-        try await Self.replicate(client, to: server, id: "base", direction: "pull")
-        let base = try await Self.document(client, "d")
+        let base = try await Self.sharedDocument(server, client)
         // The identical edit on both sides: one revision ID, two versions (the server's newer).
         let onClient = try await client.request("PUT", "/db/d", json: ["v": 1, "_rev": base["_rev"]!], admin: true)
         let onServer = try await server.request("PUT", "/db/d", json: ["v": 1, "_rev": base["_rev"]!], admin: true)
