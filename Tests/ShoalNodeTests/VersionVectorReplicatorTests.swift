@@ -2,6 +2,7 @@ import BLIP
 import DocumentModel
 import Foundation
 import Replication
+import ShoalNode
 import Testing
 import TestSupport
 
@@ -160,6 +161,33 @@ import TestSupport
         try await Self.replicate(client, to: server, id: "blobs")
         #expect(try await client.request("GET", "/db/from-server/note.txt", admin: true).text == "pulled")
         #expect(try await server.request("GET", "/db/from-client/note.txt", admin: true).text == "pushed")
+    }
+
+    @Test func namedCollectionsReplicateOverVersions() async throws {
+        // Both nodes: database `db` with the collection `app.tasks` beside the default one.
+        func start() async throws -> TestNode {
+            let loaded = try ConfigLoader.load(text: #"{"databases": {"db": {"scopes": {"app": {"collections": {"tasks": {}}}}}}}"#)
+            return try await TestNode.start { $0.databases = loaded.configuration.databases }
+        }
+        let (server, client) = (try await start(), try await start())
+        defer { Task { for node in [server, client] { await node.stop() } } }
+        #expect(try await server.request("PUT", "/db/plain", json: ["in": "default"], admin: true).status == 201)
+        #expect(try await server.request("PUT", "/db.app.tasks/task", json: ["title": "t"], admin: true).status == 201)
+        #expect(try await client.request("PUT", "/db.app.tasks/mine", json: ["title": "m"], admin: true).status == 201)
+        let created = try await client.request("PUT", "/db/_replication/tasks", json: [
+            // The admin port: a database with collections has no guest access.
+            "remote": .string("ws://127.0.0.1:\(server.ports.adminPort)/db"), "versioning": "version-vectors",
+            "collections": ["_default", "app.tasks"],
+        ], admin: true)
+        #expect(created.status == 201, "\(created.json)")
+        let stopped = try await eventually(timeout: .seconds(60)) { try await Self.status(client, "tasks")["status"] == "stopped" }
+        let status = try await Self.status(client, "tasks")
+        #expect(stopped && status["subprotocol"] == "BLIP_3+CBMobile_4", "\(status)")
+        for (path, holder) in [("/db/plain", client), ("/db.app.tasks/task", client), ("/db.app.tasks/mine", server)] {
+            let copy = try await holder.request("GET", path, admin: true)
+            let original = try await (holder === client ? server : client).request("GET", path, admin: true)
+            #expect(copy.status == 200 && copy.json["_cv"] == original.json["_cv"], "\(path): \(copy.json) vs \(original.json)")
+        }
     }
 
     @Test func revisionTreesStayTheDefault() async throws {
