@@ -190,6 +190,36 @@ import TestSupport
         }
     }
 
+    @Test func aContinuousReplicationKeepsBothSidesInStepOverVersions() async throws {
+        let (server, client) = (try await TestNode.start(), try await TestNode.start())
+        defer { Task { for node in [server, client] { await node.stop() } } }
+        let created = try await client.request("PUT", "/db/_replication/live", json: [
+            "remote": .string("ws://127.0.0.1:\(server.ports.publicPort)/db"), "versioning": "version-vectors",
+            "continuous": true,
+        ], admin: true)
+        #expect(created.status == 201)
+        defer { Task { _ = try? await client.request("DELETE", "/db/_replication/live", admin: true) } }
+        // Written on either side after the replication started: each arrives with its version.
+        #expect(try await server.request("PUT", "/db/s", json: ["n": 1], admin: true).status == 201)
+        #expect(try await client.request("PUT", "/db/c", json: ["n": 1], admin: true).status == 201)
+        func inStep(_ id: String) async throws -> Bool {
+            let (a, b) = (try await Self.document(server, id), try await Self.document(client, id))
+            return a["_cv"] != nil && a["_cv"] == b["_cv"] && Self.properties(a) == Self.properties(b)
+        }
+        #expect(try await eventually(timeout: .seconds(30)) {
+            let s = try await inStep("s")
+            let c = try await inStep("c")
+            return s && c
+        })
+        // An edit of the other side's document goes back the same way.
+        let s = try await Self.document(client, "s")
+        #expect(try await client.request("PUT", "/db/s", json: ["n": 2, "_rev": s["_rev"]!], admin: true).status == 201)
+        #expect(try await eventually(timeout: .seconds(30)) { try await Self.document(server, "s")["n"] == 2 })
+        #expect(try await eventually(timeout: .seconds(30)) { try await inStep("s") })
+        let status = try await Self.status(client, "live")
+        #expect(status["subprotocol"] == "BLIP_3+CBMobile_4" && status["docs_failed_push"]?.intValue == 0, "\(status)")
+    }
+
     @Test func revisionTreesStayTheDefault() async throws {
         let server = try await TestNode.start()
         let client = try await TestNode.start()
