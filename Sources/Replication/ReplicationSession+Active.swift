@@ -72,13 +72,7 @@ extension ReplicationSession {
         options.continuous = continuous
         options.batchSize = batchSize
         options.docIDs = docIDs.map(Set.init)
-        if access.versionVectors {
-            // As Couchbase Lite 4 pushes to Sync Gateway 4: each document's current
-            // version proposed (`proposeChanges`), then its vector.
-            options.versionVectors = true
-            options.winnerOnly = true
-            options.proposes = true
-        }
+        DocumentNaming(access).pushOptions(&options)
         let sender = ChangesSender(
             store: store, connection: link, options: options, progress: progress, logger: logger, peerHas: receiver.peerHas,
             onCheckpoint: onCheckpoint)
@@ -113,7 +107,8 @@ extension ReplicationSession {
     ) async throws {
         receiver.beginPull(since: since, continuous: continuous, purgeOnRemoval: purgeOnRemoval)
         var message = BLIPMessage(profile: ReplicationMessages.subChanges, properties: [("batch", String(batchSize))])
-        if access.versionVectors { message["versioning"] = "version-vectors" }
+        let naming = DocumentNaming(access)
+        if naming == .versionVectors { message["versioning"] = naming.subChangesVersioning }
         if let since { message["since"] = since.canonicalString }
         if continuous { message["continuous"] = "true" }
         if let channels {

@@ -116,16 +116,17 @@ public final class ReplicationSession: Sendable {
         // Couchbase Lite 3.1+ names its document model, which must be the connection's:
         // version vectors on `BLIP_3+CBMobile_4`, revision trees on 3 and 2 (refused as
         // couchbase-lite-core's passive Pusher refuses it).
-        let versioning = message["versioning"] ?? (access.versionVectors ? "version-vectors" : "rev-trees")
-        guard versioning == (access.versionVectors ? "version-vectors" : "rev-trees") else {
+        let naming = DocumentNaming(access)
+        let versioning = message["versioning"] ?? naming.subChangesVersioning
+        guard versioning == naming.subChangesVersioning else {
             logger.notice("""
-                refused subChanges with versioning '\(versioning)' on a \(access.versionVectors ? "BLIP_3+CBMobile_4" : "revision-tree (CBMobile_3/2)") connection: \
+                refused subChanges with versioning '\(versioning)' on a \(naming.connectionKind) connection: \
                 501 Incompatible document versioning.
                 """)
             throw ReplicationMessages.error(501, "Incompatible document versioning.")
         }
         var options = ChangesSender.Options()
-        options.versionVectors = access.versionVectors
+        naming.servingOptions(&options, noConflicts: access.noConflicts)
         if let since = message["since"], !since.isEmpty {
             let parsed = (try? JSON.parse(since)) ?? .string(since)
             options.since = Self.localSequence(parsed)
@@ -142,9 +143,6 @@ public final class ReplicationSession: Sendable {
         if let ids = try ReplicationMessages.parseJSONBody(message)["docIDs"]?.arrayValue {
             options.docIDs = Set(ids.compactMap(\.stringValue))
         }
-        // Versions name a document's current revision only: a version-vector peer is
-        // offered winners, as a client is.
-        options.winnerOnly = access.noConflicts || access.versionVectors
         let sender = ChangesSender(
             store: store, connection: link, options: options, progress: progress, logger: logger, peerHas: receiver.peerHas,
             visibleChannels: access.channels, lostChannels: access.lostChannels)

@@ -84,8 +84,9 @@ import TestSupport
         replicator.start()
         defer { Task { await replicator.stop() } }
         // Backoff alone spaces 12 dials by at least 0.125 + 0.25 + … + 30 + 30 + 30 s
-        // (over two minutes); woken, the replicator redials at once each time.
-        let redialed = await eventually(timeout: .seconds(30)) {
+        // (122 s); woken, the replicator redials at once each time. (The wait allows for a
+        // loaded full test run: once, 30 s were not enough there.)
+        let redialed = await eventually(timeout: .seconds(90)) {
             signal.fire()
             return dialer.count.withLock { $0 } >= 12
         }
