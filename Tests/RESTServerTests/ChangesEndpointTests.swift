@@ -84,7 +84,9 @@ import TestSupport
             #expect(lines.last?["last_seq"] == 3)
             // While nothing changes, heartbeats (empty lines) keep the connection alive.
             async let idle = node.request("GET", "/db/_changes?feed=continuous&since=now&limit=1&heartbeat=50")
-            try await Task.sleep(for: .seconds(1))
+            // Forty heartbeat periods before the write (one second was once not enough for
+            // the first heartbeat in a loaded full run).
+            try await Task.sleep(for: .seconds(2))
             _ = try await node.request("PUT", "/db/d", json: ["v": 1])
             let idleText = try await idle.text
             #expect(idleText.hasPrefix("\n"), "\(idleText)")
