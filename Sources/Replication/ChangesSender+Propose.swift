@@ -39,11 +39,7 @@ extension ChangesSender {
             if let parent = row.parent { items.append(.string(parent)) }
             return .array(items)
         }).canonicalBytes()
-        let reply = PendingReply()
-        connection.sendRequests([Self.proposeChangesRequest(body: body)]) { _, result in
-            reply.fulfill(result)
-        }
-        return reply
+        return queue(Self.proposeChangesRequest(body: body))
     }
 
     /// Per entry of `batch`, wanted (no known ancestors: versions need none) or nil. A 409

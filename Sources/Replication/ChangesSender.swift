@@ -388,8 +388,13 @@ final class ChangesSender: Sendable {
     private func offer(_ batch: Batch) -> PendingReply {
         if options.proposes { return propose(batch) }
         let body = JSON.array(batch.entries.map(\.json)).canonicalBytes()
+        return queue(ReplicationMessages.changesRequest(body: body))
+    }
+
+    /// Queues `request` now (in order with the feed's other offers); its reply comes later.
+    func queue(_ request: BLIPMessage) -> PendingReply {
         let reply = PendingReply()
-        connection.sendRequests([ReplicationMessages.changesRequest(body: body)]) { _, result in
+        connection.sendRequests([request]) { _, result in
             reply.fulfill(result)
         }
         return reply

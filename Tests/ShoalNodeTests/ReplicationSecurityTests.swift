@@ -116,19 +116,21 @@ import TestSupport
 
     /// Attachments follow their documents: a user pulls those of its documents, and a
     /// `getAttachment` for a document outside its channels (or naming none) is refused.
+    /// An `_attachments` object with one inline text attachment, `note.txt`.
+    static func attachment(_ text: String) -> JSON {
+        ["note.txt": ["content_type": "text/plain", "data": .string(Data(text.utf8).base64EncodedString())]]
+    }
+
     @Test func attachmentsFollowTheirDocuments() async throws {
         let server = try await Self.secured()
         let client = try await TestNode.start()
         defer { Task { for node in [server, client] { await node.stop() } } }
-        func attachment(_ text: String) -> JSON {
-            ["note.txt": ["content_type": "text/plain", "data": .string(Data(text.utf8).base64EncodedString())]]
-        }
         // (In loaded suite runs the pulled document was once missing: the server's 500 ms
         // heartbeat closed the slow client with 1001, which ended the one-shot pull as if
         // done. Fixed; `CutShortTests` reproduces it.)
-        try await server.request("PUT", "/db/mine", json: ["channels": ["u1"], "_attachments": attachment("for user1")], admin: true)
+        try await server.request("PUT", "/db/mine", json: ["channels": ["u1"], "_attachments": Self.attachment("for user1")], admin: true)
             .expectStatus(201)
-        try await server.request("PUT", "/db/secret", json: ["channels": ["u2"], "_attachments": attachment("not for user1")], admin: true)
+        try await server.request("PUT", "/db/secret", json: ["channels": ["u2"], "_attachments": Self.attachment("not for user1")], admin: true)
             .expectStatus(201)
         let secretDigest = try #require(try await server.request("GET", "/db/secret", admin: true).json["_attachments"]?["note.txt"]?["digest"]?.stringValue)
         _ = try await client.request("PUT", "/db/_replication/pull", json: [

@@ -151,12 +151,9 @@ import TestSupport
         let server = try await TestNode.start()
         let client = try await TestNode.start()
         defer { Task { for node in [server, client] { await node.stop() } } }
-        func attachment(_ text: String) -> JSON {
-            ["note.txt": ["content_type": "text/plain", "data": .string(Data(text.utf8).base64EncodedString())]]
-        }
-        try await server.request("PUT", "/db/from-server", json: ["_attachments": attachment("pulled")], admin: true)
+        try await server.request("PUT", "/db/from-server", json: ["_attachments": ReplicationSecurityTests.attachment("pulled")], admin: true)
             .expectStatus(201)
-        try await client.request("PUT", "/db/from-client", json: ["_attachments": attachment("pushed")], admin: true)
+        try await client.request("PUT", "/db/from-client", json: ["_attachments": ReplicationSecurityTests.attachment("pushed")], admin: true)
             .expectStatus(201)
         try await Self.replicate(client, to: server, id: "blobs")
         #expect(try await client.request("GET", "/db/from-server/note.txt", admin: true).text == "pulled")
