@@ -6,12 +6,26 @@ import Foundation
 /// its dialer, and has had no link from it for `fallbackDelay` dials it itself. The
 /// fallback stands down as soon as the peer's own link comes up, so the pair ends with
 /// the rule's one link again.
+///
+/// A node with no link at all waits only `isolatedFallbackDelay`: it is most often a node
+/// that joined a mesh whose browses rest (``DiscoveryConfiguration/browseRestsAfter``), so
+/// the rule's dialers will not see it until something makes them look again, and the
+/// fallback is how it gets in. Should a dialer's link come up as well, the fallback stands
+/// down as usual: the cost is one handshake.
 extension MeshManager {
     /// Dial keys of fallback dials start with this, followed by the peer's node ID.
     static let fallbackPrefix = "fallback:"
 
     /// How long a peer that should dial us may stay unlinked before we dial it.
     var fallbackDelay: Duration { max(.seconds(5), configuration.heartbeat * 3) }
+
+    /// The same wait for a node that has no link at all.
+    static let isolatedFallbackDelay = Duration.seconds(1)
+
+    /// The fallback delay that applies now: short while this node has no link at all.
+    static func fallbackDelay(isolated: Bool, normal: Duration) -> Duration {
+        isolated ? min(isolatedFallbackDelay, normal) : normal
+    }
 
     /// What to change, as decided by `planFallbacks`.
     struct FallbackPlan: Equatable {
@@ -65,7 +79,8 @@ extension MeshManager {
     }
 
     func checkFallbacks(now: ContinuousClock.Instant) async {
-        let delay = fallbackDelay
+        let isolated = !peers.contains { $0.connectedSince != nil }
+        let delay = Self.fallbackDelay(isolated: isolated, normal: fallbackDelay)
         let (plan, stopped) = state.withLock { state -> (FallbackPlan, [Dial]) in
             guard state.running else { return (FallbackPlan(), []) }
             let fallbacks = Set(state.dials.keys.filter { $0.hasPrefix(Self.fallbackPrefix) }.map { String($0.dropFirst(Self.fallbackPrefix.count)) })

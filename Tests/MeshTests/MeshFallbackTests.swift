@@ -50,6 +50,14 @@ import TestSupport
         #expect(mixed.start.isEmpty && mixed.waitingSince.isEmpty)
     }
 
+    @Test func aNodeWithNoLinkAtAllFallsBackAfterASecond() {
+        let normal = Duration.seconds(6)
+        #expect(MeshManager.fallbackDelay(isolated: false, normal: normal) == normal)
+        #expect(MeshManager.fallbackDelay(isolated: true, normal: normal) == .seconds(1))
+        // Never longer than the configured delay.
+        #expect(MeshManager.fallbackDelay(isolated: true, normal: .milliseconds(300)) == .milliseconds(300))
+    }
+
     @Test func aPeerThatNeverDiscoveredUsIsLinkedByOurFallbackDial() async throws {
         var nodes: [TestNode] = []
         for _ in 0..<2 { nodes.append(try await TestNode.start { $0.heartbeat = .milliseconds(500) }) }
