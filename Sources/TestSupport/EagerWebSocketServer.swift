@@ -14,8 +14,9 @@ public final class EagerWebSocketServer: @unchecked Sendable {
 
     /// Listens; the connection is served on a thread of its own: `first` goes with the
     /// `101` (with `subprotocol`), each of `later` after `pause`, then the socket stays
-    /// open for `linger` seconds.
-    public init(subprotocol: String, first: [UInt8], later: [[UInt8]], pause: TimeInterval = 0.3, linger: TimeInterval = 30) throws {
+    /// open for `linger` seconds (long: a loaded full test run once kept the client from
+    /// reading for 30 s, and the server's close then failed the test).
+    public init(subprotocol: String, first: [UInt8], later: [[UInt8]], pause: TimeInterval = 0.3, linger: TimeInterval = 180) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.listener = listener
         var address = sockaddr_in()
