@@ -19,16 +19,21 @@ enum MeshPeerReports {
     /// Changes within this long go out in one report.
     static let coalesce = Duration.milliseconds(50)
 
-    /// Records the reports that come in over `connection` (register before its first frame).
-    static func receive(on connection: BLIPConnection, mesh: MeshManager) {
+    /// Records the reports that come in over `connection` (register before its first frame);
+    /// the returned signal moves on with every report received.
+    @discardableResult
+    static func receive(on connection: BLIPConnection, mesh: MeshManager) -> ChangeSignal {
+        let heard = ChangeSignal()
         // Serial: reports are recorded in the order they were sent.
         connection.setHandler(for: profile, serial: true) { message in
             if let node = message["node"], !node.isEmpty, node.count <= 128 {
                 mesh.peerReported(nodeID: node, header: message.bodyString)
                 record(message, on: connection, mesh: mesh)
             }
+            heard.notify()
             return BLIPMessage()
         }
+        return heard
     }
 
     /// Hands the peer's side of the link (its latest sequence and pending send) to the
@@ -44,12 +49,24 @@ enum MeshPeerReports {
     }
 
     /// Sends this node's report until the connection closes or the task is cancelled.
-    static func send(on connection: BLIPConnection, mesh: MeshManager, nodeID: String, interval: Duration) async {
+    ///
+    /// With `heard` (the accepting side: what `receive` returned), the first report waits
+    /// for the dialer's first one, at most `interval`. A dialer registers its handler in
+    /// its session, which runs beside the reader: a report sent the moment the link was
+    /// accepted arrived before it and was dropped ("no handler for profile
+    /// shoal/meshPeers"), and the dialer knew nothing of its pending receive until the
+    /// next report. The dialer reports right after registering, so its report is the
+    /// sign that ours will be read.
+    static func send(
+        on connection: BLIPConnection, mesh: MeshManager, nodeID: String, interval: Duration, heard: ChangeSignal? = nil
+    ) async {
+        if let heard, heard.generation == 0 { await heard.wait(after: 0, timeout: interval) }
         var progress: ReplicationProgress?
         var last: (peers: String, pending: LinkBacklog?)?
         var sentAt = ContinuousClock.now
-        // The first report goes at once: until it arrives the peer's pending receive is
-        // unknown (null) and the link is not in step. (An acceptor's report that reached
+        // The first report goes at once (an acceptor's once the dialer spoke): until it
+        // arrives the peer's pending receive is unknown (null) and the link is not in
+        // step. (An acceptor's report that reached
         // the dialer with the 101 used to be dropped by the dialer's HTTP decoder, which
         // then failed the next frame's checksum; `BLIPWebSocketChannel` forwards those
         // bytes now, `EagerServerTests`.)

@@ -79,10 +79,13 @@ extension ShoalNode: SyncAcceptor {
                 return (named, collectionAccess)
             }
             let session = collections.defaultSession
-            if let mesh { MeshPeerReports.receive(on: connection, mesh: mesh) }
+            let heard = mesh.map { MeshPeerReports.receive(on: connection, mesh: $0) }
             return {
                 let reporter = mesh.map { mesh in
-                    Task { await MeshPeerReports.send(on: connection, mesh: mesh, nodeID: self.nodeID, interval: self.configuration.heartbeat * 2) }
+                    Task {
+                        await MeshPeerReports.send(
+                            on: connection, mesh: mesh, nodeID: self.nodeID, interval: self.configuration.heartbeat * 2, heard: heard)
+                    }
                 }
                 defer { reporter?.cancel() }
                 let token = mesh?.inboundStarted(nodeID: peerNodeID, progress: session.progress)
