@@ -106,8 +106,13 @@ extension MeshManager {
     /// at all (it may have looked before anyone else was on the network; with a browse that
     /// rests, see ``DiscoveryConfiguration/browseRestsAfter``, it would not look again).
     static func wantsRefresh(_ peers: [MeshPeer]) -> Bool {
-        peers.contains { $0.dialing && $0.source == .mdns && $0.connectedSince == nil }
-            || !peers.contains { $0.connectedSince != nil }
+        peers.contains { $0.dialing && $0.source == .mdns && $0.connectedSince == nil } || hasNoLink(peers)
+    }
+
+    /// Whether none of `peers` is linked: the node may be alone, or new to a mesh that has
+    /// not seen it (it refreshes discovery, and its fallback dials start sooner).
+    static func hasNoLink(_ peers: [MeshPeer]) -> Bool {
+        !peers.contains { $0.connectedSince != nil }
     }
 
     /// Refreshes `discovery` while ``wantsRefresh(_:)`` (see ``follow(_:meshes:)``), backing

@@ -79,8 +79,7 @@ extension MeshManager {
     }
 
     func checkFallbacks(now: ContinuousClock.Instant) async {
-        let isolated = !peers.contains { $0.connectedSince != nil }
-        let delay = Self.fallbackDelay(isolated: isolated, normal: fallbackDelay)
+        let delay = Self.fallbackDelay(isolated: Self.hasNoLink(peers), normal: fallbackDelay)
         let (plan, stopped) = state.withLock { state -> (FallbackPlan, [Dial]) in
             guard state.running else { return (FallbackPlan(), []) }
             let fallbacks = Set(state.dials.keys.filter { $0.hasPrefix(Self.fallbackPrefix) }.map { String($0.dropFirst(Self.fallbackPrefix.count)) })
