@@ -57,11 +57,7 @@ enum NodeCertificate {
         return (try certificate.serializeAsPEM().pemString, key.pemRepresentation)
     }
 
-    private static func write(_ text: String, to path: String, permissions: Int) throws {
-        let temporary = path + ".tmp"
-        guard FileManager.default.createFile(
-            atPath: temporary, contents: Data(text.utf8), attributes: [.posixPermissions: permissions])
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary]) }
-        guard rename(temporary, path) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
+    private static func write(_ text: String, to path: String, permissions: mode_t) throws {
+        try DurableFile.replace(path, with: Array(text.utf8), permissions: permissions)
     }
 }

@@ -10,9 +10,7 @@ enum NodeIdentity {
         }
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         let id = UUID().uuidString.lowercased()
-        let temporary = path + ".tmp"
-        try Data((id + "\n").utf8).write(to: URL(fileURLWithPath: temporary), options: .atomic)
-        try FileManager.default.moveItem(atPath: temporary, toPath: path)
+        try DurableFile.replace(path, with: Array((id + "\n").utf8))
         return id
     }
 }

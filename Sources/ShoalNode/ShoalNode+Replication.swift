@@ -192,7 +192,7 @@ extension ShoalNode: ReplicationController {
         let snapshot = storedReplications.withLock { $0 }
         let json = JSON.object(snapshot.mapValues { .object($0) })
         do {
-            try Data(json.canonicalBytes()).write(to: URL(fileURLWithPath: storedReplicationsPath), options: .atomic)
+            try DurableFile.replace(storedReplicationsPath, with: json.canonicalBytes())
         } catch {
             logger.error("replications not saved for the next start: \(error)")
         }

@@ -10,7 +10,7 @@ import Glibc
 /// like on the wire. Messages are sent unmasked, as a server's are.
 public final class EagerWebSocketServer: @unchecked Sendable {
     public let port: Int
-    private let listener: Int32
+    private let listener: ThreadOwnedSocket
 
     /// Listens; the connection is served on a thread of its own: `first` goes with the
     /// `101` (with `subprotocol`), each of `later` after `pause`, then the socket stays
@@ -18,7 +18,8 @@ public final class EagerWebSocketServer: @unchecked Sendable {
     /// reading for 30 s, and the server's close then failed the test).
     public init(subprotocol: String, first: [UInt8], later: [[UInt8]], pause: TimeInterval = 0.3, linger: TimeInterval = 180) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
+        let owned = ThreadOwnedSocket(listener)
+        self.listener = owned
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -27,13 +28,18 @@ public final class EagerWebSocketServer: @unchecked Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
         }
-        guard bound == 0, listen(listener, 1) == 0 else { throw HTTPTestClient.Failure(description: "cannot listen: \(errno)") }
+        guard bound == 0, listen(listener, 1) == 0 else {
+            owned.close()
+            throw HTTPTestClient.Failure(description: "cannot listen: \(errno)")
+        }
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
         port = Int(UInt16(bigEndian: address.sin_port))
+        // The thread blocked in accept closes the listener; deinit only wakes it.
         Thread {
             let connection = accept(listener, nil, nil)
+            owned.close()
             guard connection >= 0 else { return }
             defer { close(connection) }
             var request: [UInt8] = []
@@ -58,7 +64,7 @@ public final class EagerWebSocketServer: @unchecked Sendable {
         }.start()
     }
 
-    deinit { close(listener) }
+    deinit { listener.shutdown() }
 
     private static func send(_ connection: Int32, _ bytes: [UInt8]) {
         var offset = 0

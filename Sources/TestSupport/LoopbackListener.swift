@@ -25,4 +25,24 @@ public enum LoopbackListener {
         }
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
+
+    /// A socket bound to a loopback port without listening: connecting to the port is
+    /// refused, and no parallel test can take the port while the socket stays open
+    /// (a port freed by closing a listener can be given to the next `bind` at once).
+    public static func boundButNotListening() throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPTestClient.Failure(description: "socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            Glibc.close(fd)
+            throw HTTPTestClient.Failure(description: "cannot bind a loopback port: errno \(errno)")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
 }

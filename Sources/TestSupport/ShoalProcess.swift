@@ -96,13 +96,28 @@ public final class ShoalProcess: @unchecked Sendable {
         kill(process.processIdentifier, number)
     }
 
-    /// Waits for the process to exit and returns its status.
+    /// Waits for the process to exit and returns its exit code, or the signal that
+    /// ended it (as `Process.terminationStatus` does).
     public func waitForExit() async -> Int32 {
         let process = self.process
-        return (try? await offThePool {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }) ?? -1
+        return (try? await offThePool { Self.exitStatus(of: process) }) ?? -1
+    }
+
+    /// Polls: Foundation's own record once it has reaped the child, else the child's
+    /// state seen with `waitid(WNOWAIT)`, which leaves it for Foundation to reap.
+    /// `Process.waitUntilExit` alone waits for the child's end of a socket pair to
+    /// close, and a crashing child's `swift-backtrace` inherits that end and can
+    /// outlive the child by minutes: the wait then spun until the test run was killed.
+    static func exitStatus(of process: Process) -> Int32 {
+        let pid = process.processIdentifier
+        while true {
+            if !process.isRunning { return process.terminationStatus }
+            var info = siginfo_t()
+            if waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT | WNOHANG) == 0, info._sifields._sigchld.si_pid == pid {
+                return info._sifields._sigchld.si_status
+            }
+            usleep(10_000)
+        }
     }
 
     public func request(

@@ -18,32 +18,33 @@ public final class StaticHTTPServer: Sendable {
     }
 
     public let port: Int
-    private let listener: Int32
+    private let listener: ThreadOwnedSocket
     private let files: [String: File]
     private let closed = Mutex(false)
 
     /// Serves `files` by path (`"/index.html"`); any other path is a 404.
     public init(files: [String: File]) throws {
         self.files = files
-        (listener, port) = try LoopbackListener.open()
+        let (fd, port) = try LoopbackListener.open()
+        (listener, self.port) = (ThreadOwnedSocket(fd), port)
         Thread { [self] in acceptLoop() }.start()
     }
 
     /// `http://127.0.0.1:<port>`: the origin of the pages served.
     public var origin: String { "http://127.0.0.1:\(port)" }
 
-    /// Stops listening.
+    /// Stops listening (the accepting thread closes the socket).
     public func close() {
         guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        Glibc.close(listener)
+        listener.shutdown()
     }
 
     deinit { close() }
 
     private func acceptLoop() {
+        defer { listener.close() }
         while !closed.withLock({ $0 }) {
-            let client = accept(listener, nil, nil)
+            let client = accept(listener.fd, nil, nil)
             guard client >= 0 else { return }
             Thread { [self] in answer(client) }.start()
         }

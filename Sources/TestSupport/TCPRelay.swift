@@ -15,9 +15,10 @@ import Synchronization
 /// answering and the target times it out (and closes, cleanly, in its own time).
 public final class TCPRelay: Sendable {
     public let port: Int
-    private let listener: Int32
+    private let listener: ThreadOwnedSocket
     private let silent = Mutex(false)
-    private let sockets = Mutex<Set<Int32>>([])
+    /// Relayed sockets whose pumps have not both ended.
+    private let sockets = Mutex<[ThreadOwnedSocket]>([])
     private let closed = Mutex(false)
     private let muteClient: @Sendable (Int) -> Int?
     private let accepted = Mutex(0)
@@ -27,7 +28,8 @@ public final class TCPRelay: Sendable {
     /// client's bytes stop reaching the target (nil: never).
     public init(target: Int, muteClient: @escaping @Sendable (Int) -> Int? = { _ in nil }) throws {
         self.muteClient = muteClient
-        (listener, port) = try LoopbackListener.open()
+        let (fd, port) = try LoopbackListener.open()
+        (listener, self.port) = (ThreadOwnedSocket(fd), port)
         let thread = Thread { [self] in acceptLoop(target: target) }
         thread.start()
     }
@@ -41,25 +43,29 @@ public final class TCPRelay: Sendable {
         set { silent.withLock { $0 = newValue } }
     }
 
-    /// Stops listening and closes every relayed connection.
+    /// Stops listening and ends every relayed connection (the threads blocked on the
+    /// sockets close them).
     public func close() {
         guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        Glibc.close(listener)
-        for fd in sockets.withLock({ $0 }) { shutdown(fd, Int32(SHUT_RDWR)) }
+        listener.shutdown()
+        for socket in sockets.withLock({ $0 }) { socket.shutdown() }
     }
 
     deinit { close() }
 
     private func acceptLoop(target: Int) {
+        defer { listener.close() }
         while !closed.withLock({ $0 }) {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            guard let server = try? HTTPTestClient.connect(port: target, timeout: 3600) else {
-                Glibc.close(client)
+            let incoming = accept(listener.fd, nil, nil)
+            guard incoming >= 0 else { return }
+            guard let connected = try? HTTPTestClient.connect(port: target, timeout: 3600) else {
+                Glibc.close(incoming)
                 continue
             }
-            sockets.withLock { $0.formUnion([client, server]) }
+            let (client, server) = (ThreadOwnedSocket(incoming), ThreadOwnedSocket(connected))
+            sockets.withLock { $0 += [client, server] }
+            // Closed meanwhile: close() did not see these two.
+            if closed.withLock({ $0 }) { client.shutdown() }
             let number = accepted.withLock { count in
                 count += 1
                 return count
@@ -82,29 +88,29 @@ public final class TCPRelay: Sendable {
 
     /// Forwards `from` → `to`; `drop(count)` (called with each chunk read) says
     /// whether to drop that chunk.
-    private func pump(from: Int32, to: Int32, drop: (Int) -> Bool) {
+    private func pump(from: ThreadOwnedSocket, to: ThreadOwnedSocket, drop: (Int) -> Bool) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = buffer.withUnsafeMutableBytes { recv(from, $0.baseAddress, $0.count, 0) }
+            let count = buffer.withUnsafeMutableBytes { recv(from.fd, $0.baseAddress, $0.count, 0) }
             if count <= 0 { break }
             if isSilent || drop(count) { continue }
             var offset = 0
             while offset < count {
-                let written = buffer[offset..<count].withUnsafeBytes { send(to, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let written = buffer[offset..<count].withUnsafeBytes { send(to.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 if written <= 0 { break }
                 offset += written
             }
         }
-        // One side ended: end the other too.
-        shutdown(to, Int32(SHUT_RDWR))
-        shutdown(from, Int32(SHUT_RDWR))
+        // One side ended: end the other too; the pump that ends last closes both.
+        to.shutdown()
+        from.shutdown()
         let bothDone = sockets.withLock { sockets -> Bool in
-            sockets.remove(from)
-            return !sockets.contains(to)
+            sockets.removeAll { $0 === from }
+            return !sockets.contains { $0 === to }
         }
         if bothDone {
-            Glibc.close(from)
-            Glibc.close(to)
+            from.close()
+            to.close()
         }
     }
 }

@@ -143,23 +143,10 @@ import TestSupport
         #expect(await MeshManager.tcpProbe("ws://127.0.0.1:\(port)/db"))
         // A port bound but not listening refuses, and stays ours while the test runs
         // (closing the listener would let a parallel test take the port).
-        let closed = try Self.boundButNotListening()
+        let closed = try LoopbackListener.boundButNotListening()
         defer { Glibc.close(closed.fd) }
         #expect(!(await MeshManager.tcpProbe("ws://127.0.0.1:\(closed.port)/db")))
         #expect(!(await MeshManager.tcpProbe("not a url")))
-    }
-
-    static func boundButNotListening() throws -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(fd >= 0 && bound)
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     @Test func aWholeMeshNeverMarksAnyoneUnreachable() {

@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import Synchronization
+import TestSupport
 
 /// A datagram socket standing in for systemd's notification socket: binds a path (or
 /// an abstract name), records every datagram with the time it arrived, on a thread of
@@ -17,7 +19,7 @@ final class NotifySocket: Sendable {
 
     /// `NOTIFY_SOCKET`'s value for this socket.
     let address: String
-    private let fd: Int32
+    private let socket: ThreadOwnedSocket
     private let received = Inbox()
     private let path: String?
 
@@ -25,7 +27,7 @@ final class NotifySocket: Sendable {
         let name = "shoal-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         path = abstract ? nil : NSTemporaryDirectory() + name
         address = abstract ? "@" + name : path!
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var local = sockaddr_un()
         local.sun_family = sa_family_t(AF_UNIX)
@@ -39,12 +41,15 @@ final class NotifySocket: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
         }
         guard bound == 0 else { close(fd); throw POSIXError(.EADDRINUSE) }
-        let descriptor = fd
+        let owned = ThreadOwnedSocket(fd)
+        socket = owned
         let inbox = received
+        // The reading thread closes the socket; deinit only wakes it.
         Thread {
+            defer { owned.close() }
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
-                let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                let count = buffer.withUnsafeMutableBytes { recv(owned.fd, $0.baseAddress, $0.count, 0) }
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { return }
                 let message = Message(text: String(decoding: buffer[0..<count], as: UTF8.self), arrived: .now)
@@ -54,8 +59,7 @@ final class NotifySocket: Sendable {
     }
 
     deinit {
-        shutdown(fd, Int32(SHUT_RDWR))
-        close(fd)
+        socket.shutdown()
         if let path { unlink(path) }
     }
 

@@ -53,9 +53,10 @@ struct ServiceNotifierTests {
         let notifier = ServiceNotifier(environment: ["NOTIFY_SOCKET": socket.address])
         let node = try await TestNode.start()
         defer { Task { await node.node.stop() } }
-        // The admin port answers; the public one is a port nothing listens on.
-        let (listener, closed) = try LoopbackListener.open()
-        close(listener)
+        // The admin port answers; the public one is bound but not listening (a closed
+        // listener's port could go to a parallel test's server at once).
+        let (bound, closed) = try LoopbackListener.boundButNotListening()
+        defer { close(bound) }
         let halfUp = ServiceSupervision(
             notifier: notifier, adminHost: "127.0.0.1", adminPort: node.ports.adminPort,
             publicHost: "127.0.0.1", publicPort: closed, publicUsesTLS: false)
