@@ -58,13 +58,15 @@ public struct SourceID: Sendable, Hashable, Comparable, CustomStringConvertible 
         self.init(base64Bytes: Array(text.utf8))
     }
 
-    /// `init(base64:)` over the text's UTF-8 bytes.
+    /// `init(base64:)` over the text's UTF-8 bytes. Decodes straight into the two
+    /// words (a `rev` from a Shoal peer parses one per revision received).
     init?(base64Bytes utf8: some Collection<UInt8>) {
         guard utf8.count == Self.textLength else { return nil }
         var bits: UInt64 = 0
         var bitCount = 0
-        var out = [UInt8]()
-        out.reserveCapacity(16)
+        var decoded = 0
+        var high: UInt64 = 0
+        var low: UInt64 = 0
         for (i, c) in utf8.enumerated() {
             guard let value = Self.decodeTable[Int(c)] else { return nil }
             if i == Self.textLength - 1 && value & 0x0F != 0 { return nil }
@@ -72,11 +74,13 @@ public struct SourceID: Sendable, Hashable, Comparable, CustomStringConvertible 
             bitCount += 6
             if bitCount >= 8 {
                 bitCount -= 8
-                out.append(UInt8(truncatingIfNeeded: bits >> UInt64(bitCount)))
+                let byte = bits >> UInt64(bitCount) & 0xFF
+                if decoded < 8 { high = high << 8 | byte } else { low = low << 8 | byte }
+                decoded += 1
             }
         }
-        guard out.count == 16 else { return nil }
-        self.init(bytes: out)
+        guard decoded == 16 else { return nil }
+        self.init(high: high, low: low)
     }
 
     /// The 22-character unpadded base64 form.

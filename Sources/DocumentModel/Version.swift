@@ -22,7 +22,18 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `<hex time>@<source>`; `@*` is accepted when `localSource` is given.
     public init(parsing text: some StringProtocol, localSource: SourceID? = nil) throws(VersionVectorError) {
-        let utf8 = Array(text.utf8)
+        // The bytes in place (a native string's or substring's storage); a copy otherwise.
+        let parsed = text.utf8.withContiguousStorageIfAvailable { bytes in
+            Result { () throws(VersionVectorError) in try Version(utf8: bytes, text: text, localSource: localSource) }
+        } ?? Result { () throws(VersionVectorError) in
+            try Array(text.utf8).withUnsafeBufferPointer { bytes throws(VersionVectorError) in
+                try Version(utf8: bytes, text: text, localSource: localSource)
+            }
+        }
+        self = try parsed.get()
+    }
+
+    private init(utf8: UnsafeBufferPointer<UInt8>, text: some StringProtocol, localSource: SourceID?) throws(VersionVectorError) {
         var string: String { String(text) }
         guard let at = utf8.firstIndex(of: UInt8(ascii: "@")) else { throw .malformedVersion(string, "no '@'") }
         let hex = utf8[..<at]

@@ -38,6 +38,10 @@ extension VersionVector {
     public static func parseHistory(_ text: some StringProtocol, localSource: SourceID? = nil)
         throws(VersionVectorError) -> (vector: VersionVector, legacy: [RevID])
     {
+        // One version and nothing else (what a revision written once carries): no lists.
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: ";") }) {
+            return (try single(text, localSource: localSource), [])
+        }
         let string = String(text)
         var entries = [Substring]()
         var semicolonAt: Int?
@@ -78,6 +82,16 @@ extension VersionVector {
         let vector = try VersionVector(current: versions[0], merges: Array(versions[1..<currentCount]),
                                        previous: Array(versions[currentCount...]))
         return (vector, entries[firstLegacy...].map { RevID(String($0))! })
+    }
+
+    /// `parseHistory` of a text without separators: one version (leading spaces
+    /// allowed), with the same errors the general path gives.
+    private static func single(_ text: some StringProtocol, localSource: SourceID?) throws(VersionVectorError) -> VersionVector {
+        guard !text.isEmpty else { throw .empty }
+        let entry = text.drop(while: { $0 == " " })
+        guard !entry.isEmpty else { throw .emptyEntry(String(text)) }
+        if !entry.utf8.contains(UInt8(ascii: "@")), RevID(String(entry)) != nil { throw .misplacedRevID(String(entry)) }
+        return VersionVector(try Version(parsing: entry, localSource: localSource))
     }
 
     /// Parses the `rev` and `history` properties of a `rev` message (CBMobile_4).

@@ -22,7 +22,19 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
 
     /// Validates and orders the parts.
     public init(current: Version, merges: [Version] = [], previous: [Version] = []) throws(VersionVectorError) {
-        var seen: Set<SourceID> = [current.source]
+        if merges.isEmpty && previous.isEmpty {
+            self = VersionVector(current)
+            return
+        }
+        // Sources seen so far; a linear scan below a few dozen entries (no hashing, no
+        // allocation of a set for the usual handful of writers).
+        var seen: [SourceID] = [current.source]
+        seen.reserveCapacity(1 + merges.count + previous.count)
+        func insert(_ source: SourceID) -> Bool {
+            guard !seen.contains(source) else { return false }
+            seen.append(source)
+            return true
+        }
         var currentInMerges = false
         for merge in merges {
             if merge.source == current.source && !currentInMerges {
@@ -30,10 +42,10 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
                 currentInMerges = true
                 continue
             }
-            guard seen.insert(merge.source).inserted else { throw .duplicateSource(merge.source) }
+            guard insert(merge.source) else { throw .duplicateSource(merge.source) }
         }
         for version in previous {
-            guard seen.insert(version.source).inserted else { throw .duplicateSource(version.source) }
+            guard insert(version.source) else { throw .duplicateSource(version.source) }
         }
         self.current = current
         self.merges = merges.sorted(by: Version.precedesInVector)

@@ -30,8 +30,11 @@ public final class ChildSpawner: @unchecked Sendable {
     }
 
     /// Points `process` at `executable` with `arguments`, wrapped so that it dies with
-    /// this process.
-    public static func prepare(_ process: Process, executable: String, arguments: [String]) {
+    /// this process, with `environment` (nil: this process's). A Swift crash of the
+    /// child writes its backtrace to `backtraceDirectory` (`crashReport(pid:)`): its
+    /// standard error is usually dropped, and a test that kills it afterwards would
+    /// otherwise never know it had crashed.
+    public static func prepare(_ process: Process, executable: String, arguments: [String], environment: [String: String]? = nil) {
         if let setpriv {
             process.executableURL = URL(fileURLWithPath: setpriv)
             process.arguments = ["--pdeathsig", "KILL", "--", executable] + arguments
@@ -39,6 +42,22 @@ public final class ChildSpawner: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
         }
+        var variables = environment ?? ProcessInfo.processInfo.environment
+        if variables["SWIFT_BACKTRACE"] == nil {
+            try? FileManager.default.createDirectory(atPath: backtraceDirectory, withIntermediateDirectories: true)
+            variables["SWIFT_BACKTRACE"] = "enable=yes,interactive=no,output-to=\(backtraceDirectory)"
+        }
+        process.environment = variables
+    }
+
+    /// Where the children's crash backtraces go (one directory per test process).
+    public static let backtraceDirectory = NSTemporaryDirectory() + "shoal-test-backtraces-\(getpid())"
+
+    /// The backtrace a crashed `shoal` child with this PID left, if any.
+    public static func crashReport(pid: Int32) -> String? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: backtraceDirectory)) ?? []
+        guard let name = names.first(where: { $0.hasPrefix("shoal-\(pid)-") }) else { return nil }
+        return FileManager.default.contents(atPath: backtraceDirectory + "/" + name).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Runs `process` (prepared with `prepare`) from the spawning thread; blocks until

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,8 +25,7 @@ public final class ShoalProcess: @unchecked Sendable {
     /// returns its exit status and what it wrote on standard error.
     public static func run(_ arguments: [String], environment: [String: String]? = nil) async throws -> (status: Int32, errors: String) {
         let process = Process()
-        ChildSpawner.prepare(process, executable: executablePath, arguments: arguments)
-        if let environment { process.environment = environment }
+        ChildSpawner.prepare(process, executable: executablePath, arguments: arguments, environment: environment)
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
@@ -53,10 +53,9 @@ public final class ShoalProcess: @unchecked Sendable {
 
     private init(dataDirectory: String, arguments: [String], environment: [String: String]?, timeout: TimeInterval) throws {
         process = Process()
-        if let environment { process.environment = environment }
         ChildSpawner.prepare(process, executable: Self.executablePath, arguments: [
             "serve", "--data", dataDirectory, "--interface", "127.0.0.1", "--port", "0", "--admin-port", "0", "--no-discovery",
-        ] + arguments)
+        ] + arguments, environment: environment)
         output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -98,9 +97,15 @@ public final class ShoalProcess: @unchecked Sendable {
 
     /// Waits for the process to exit and returns its exit code, or the signal that
     /// ended it (as `Process.terminationStatus` does).
+    /// A child that crashed before (say, before the test killed it) fails the test with
+    /// its backtrace.
     public func waitForExit() async -> Int32 {
         let process = self.process
-        return (try? await offThePool { Self.exitStatus(of: process) }) ?? -1
+        let status = (try? await offThePool { Self.exitStatus(of: process) }) ?? -1
+        if let report = ChildSpawner.crashReport(pid: process.processIdentifier) {
+            Issue.record("the shoal child \(process.processIdentifier) crashed (exit status \(status)):\n\(report)")
+        }
+        return status
     }
 
     /// Polls: Foundation's own record once it has reaped the child, else the child's

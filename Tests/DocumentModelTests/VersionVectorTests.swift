@@ -101,6 +101,31 @@ import TestSupport
         }
     }
 
+    /// A text of one version takes a path of its own (no lists): it must give what the
+    /// general grammar gives, errors included.
+    @Test func oneVersionParsesAsTheGeneralGrammarDoes() throws {
+        let a = Self.alice
+        for text in ["1@\(a)", "  18ec2ac866c30000@\(a)", "ffffffffffffffff@\(Self.bob)"] {
+            // `cv;` is the same vector through the general path (a merge list with no merges).
+            #expect(try VersionVector(parsing: text) == VersionVector(parsing: text + ";"), "\(text)")
+            #expect(try VersionVector(parsing: text).count == 1)
+        }
+        #expect(try Self.vv("7@*") == VersionVector(Version(time: 7, source: Self.me)))
+        let cases: [(String, VersionVectorError)] = [
+            ("", .empty), ("   ", .emptyEntry("   ")), ("1-abc", .misplacedRevID("1-abc")),
+            ("0@\(a)", .malformedVersion("0@\(a)", "time is 0")), ("1@\(a)x", .invalidSourceID("\(a)x")),
+            ("1@AAAAAAAAAAAAAAAAAAAAAA", .invalidSourceID("AAAAAAAAAAAAAAAAAAAAAA")),
+            ("1@AliceAliceAliceAliceAB", .invalidSourceID("AliceAliceAliceAliceAB")),
+            ("1A@\(a)", .malformedVersion("1A@\(a)", "time is not lowercase hex")),
+        ]
+        for (text, error) in cases {
+            #expect(throws: error, "\(text)") { try VersionVector(parsing: text) }
+        }
+        // The source decodes to the same two words as its bytes say.
+        let source = try #require(SourceID(base64: Self.carol))
+        #expect(SourceID(bytes: source.bytes) == source && source.base64 == Self.carol)
+    }
+
     // CBL "VersionVector comparison" (no ';' means every version is current or merge).
     @Test func comparison() throws {
         let c1 = try Self.vv("1@\(Self.carol)"), d1 = try Self.vv("1@\(Self.dave), 2@\(Self.carol)")

@@ -261,6 +261,14 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // What a mesh link's `rev` carries for a document written once (`shoal-vv`): one version.
+    let oneVersion = VersionVector(Version(time: baseTime, source: sources[0])).text(style: .syncGateway)
+    Benchmark("versionvector-parse-one (shoal-vv of a new document)") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try! VersionVector(parsing: oneVersion))
+        }
+    }
+
     Benchmark("versionvector-text (8 sources)") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(edited.text(style: .syncGateway))
