@@ -22,13 +22,17 @@ extension DatabaseEndpoint {
             do {
                 try await controller.putReplication(database: store.name, id: id, definition: body)
             } catch let error as ReplicationControlError {
-                throw HTTPFailure.badRequest(error.reason)
+                throw HTTPFailure(error)
             }
             return RESTResponse.json(controller.replicationDefinitions(database: store.name)[id] ?? ["replication_id": .string(id)], status: .created)
         case .delete:
-            guard await controller.removeReplication(database: store.name, id: id) else {
-                throw HTTPFailure.notFound("no replication \(id)")
+            let removed: Bool
+            do {
+                removed = try await controller.removeReplication(database: store.name, id: id)
+            } catch let error as ReplicationControlError {
+                throw HTTPFailure(error)
             }
+            guard removed else { throw HTTPFailure.notFound("no replication \(id)") }
             return RESTResponse.json(["ok": true])
         default:
             throw HTTPFailure.methodNotAllowed("GET,HEAD,PUT,DELETE")

@@ -44,6 +44,14 @@ struct HTTPFailure: Error, Sendable {
         self.init(status: refusal.status, reason: refusal.reason)
     }
 
+    init(_ error: ReplicationControlError) {
+        if error.status == 507 {
+            self.init(.init(code: 507), StoreError.Kind.insufficientStorage.rawValue, error.reason)
+        } else {
+            self.init(status: error.status, reason: error.reason)
+        }
+    }
+
     /// A status with Sync Gateway's error name for it.
     init(status code: Int, reason: String) {
         let name: String = switch code {

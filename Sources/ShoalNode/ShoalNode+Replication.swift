@@ -118,26 +118,37 @@ extension ShoalNode {
 }
 
 extension ShoalNode: ReplicationController {
+    /// Checks the definition, keeps it in `replications.json` (answered only once it is
+    /// there: a created replication survives a crash), then starts it.
     public func putReplication(database: String, id: String, definition: [String: JSON]) async throws {
-        try await startReplication(database: database, id: id, definition: definition)
-        storedReplications.withLock { $0[database, default: [:]][id] = .object(definition) }
-        saveStoredReplications()
+        let prepared = try prepareReplication(database: database, id: id, definition: definition)
+        try updateStoredReplications { $0[database, default: [:]][id] = .object(definition) }
+        await replications.start(prepared.configuration, store: prepared.store, collections: prepared.collections)
     }
 
     /// Starts a replication without recording it (config-file replications).
     func startReplication(database: String, id: String, definition: [String: JSON]) async throws {
+        let prepared = try prepareReplication(database: database, id: id, definition: definition)
+        await replications.start(prepared.configuration, store: prepared.store, collections: prepared.collections)
+    }
+
+    /// The replication a definition describes, with its store and collections; throws
+    /// `ReplicationControlError` (400) for a bad one.
+    private func prepareReplication(
+        database: String, id: String, definition: [String: JSON]
+    ) throws -> (configuration: ReplicationConfiguration, store: DocumentStore, collections: [(name: CollectionName, store: DocumentStore)]) {
         guard let store = self.database(named: database) else {
             throw ReplicationControlError(reason: "no such database '\(database)'")
         }
-        let configuration: ReplicationConfiguration
+        var configuration: ReplicationConfiguration
         do {
             configuration = try ReplicationConfiguration(id: id, json: definition)
         } catch {
             throw ReplicationControlError(reason: error.reason)
         }
-        var adjusted = configuration
-        if definition["heartbeat"] == nil { adjusted.heartbeat = self.configuration.heartbeat }
-        await replications.start(adjusted, store: store, collections: try replicatedCollections(database: database, configuration))
+        let collections = try replicatedCollections(database: database, configuration)
+        if definition["heartbeat"] == nil { configuration.heartbeat = self.configuration.heartbeat }
+        return (configuration, store, collections)
     }
 
     /// The collections a replication names, with their stores (empty: the default one).
@@ -165,9 +176,8 @@ extension ShoalNode: ReplicationController {
         replications.replications(database: database).mapValues { $0.status.json(id: $0.configuration.id) }
     }
 
-    public func removeReplication(database: String, id: String) async -> Bool {
-        storedReplications.withLock { _ = $0[database]?.removeValue(forKey: id) }
-        saveStoredReplications()
+    public func removeReplication(database: String, id: String) async throws -> Bool {
+        try updateStoredReplications { _ = $0[database]?.removeValue(forKey: id) }
         return await replications.remove(database: database, id: id)
     }
 
@@ -188,13 +198,23 @@ extension ShoalNode: ReplicationController {
         (configuration.dataDirectory as NSString).appendingPathComponent("replications.json")
     }
 
-    private func saveStoredReplications() {
-        let snapshot = storedReplications.withLock { $0 }
-        let json = JSON.object(snapshot.mapValues { .object($0) })
-        do {
-            try DurableFile.replace(storedReplicationsPath, with: json.canonicalBytes())
-        } catch {
-            logger.error("replications not saved for the next start: \(error)")
+    /// Applies `change` to the kept replications and writes the file, under one lock
+    /// (two requests never write in the wrong order); when the file cannot be written,
+    /// nothing changes and the error says which file and why (507 for a full disk).
+    private func updateStoredReplications(_ change: (inout [String: [String: JSON]]) -> Void) throws(ReplicationControlError) {
+        let path = storedReplicationsPath
+        try storedReplications.withLock { (stored) throws(ReplicationControlError) in
+            var next = stored
+            change(&next)
+            guard next != stored else { return }
+            do throws(DurableFile.Failure) {
+                try DurableFile.replace(path, with: JSON.object(next.mapValues { .object($0) }).canonicalBytes())
+            } catch {
+                logger.error("replications not changed: \(error)")
+                let full = error.code == ENOSPC || error.code == EDQUOT
+                throw ReplicationControlError(reason: "replication not kept for the next start: \(error)", status: full ? 507 : 500)
+            }
+            stored = next
         }
     }
 
