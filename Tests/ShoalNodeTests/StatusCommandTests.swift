@@ -58,7 +58,11 @@ struct StatusCommandTests {
         }, "\(behind.output)")
         #expect(behind.output.contains("db: NOT in step"), "\(behind.output)")
 
-        let unreachable = try await Self.shoal(["status", "--admin", "http://127.0.0.1:\(a.adminPort)"])
+        // Nothing answers on a port bound without listening (the killed node's own port
+        // may already serve a parallel test's node).
+        let (refusing, port) = try LoopbackListener.boundButNotListening()
+        defer { close(refusing) }
+        let unreachable = try await Self.shoal(["status", "--admin", "http://127.0.0.1:\(port)"])
         #expect(unreachable.status == 3, "\(unreachable.output)")
         #expect(unreachable.output.contains("does not answer"))
     }
