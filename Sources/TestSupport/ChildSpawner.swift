@@ -43,8 +43,7 @@ public final class ChildSpawner: @unchecked Sendable {
             process.arguments = arguments
         }
         var variables = environment ?? ProcessInfo.processInfo.environment
-        if variables["SWIFT_BACKTRACE"] == nil {
-            try? FileManager.default.createDirectory(atPath: backtraceDirectory, withIntermediateDirectories: true)
+        if variables["SWIFT_BACKTRACE"] == nil, backtraceDirectoryReady {
             variables["SWIFT_BACKTRACE"] = "enable=yes,interactive=no,output-to=\(backtraceDirectory)"
         }
         process.environment = variables
@@ -52,6 +51,16 @@ public final class ChildSpawner: @unchecked Sendable {
 
     /// Where the children's crash backtraces go (one directory per test process).
     public static let backtraceDirectory = NSTemporaryDirectory() + "shoal-test-backtraces-\(getpid())"
+
+    /// Creates the directory once; it is removed when this process exits if no child
+    /// left a backtrace in it.
+    private static let backtraceDirectoryReady: Bool = {
+        guard (try? FileManager.default.createDirectory(atPath: backtraceDirectory, withIntermediateDirectories: true)) != nil else {
+            return false
+        }
+        atexit { _ = rmdir(ChildSpawner.backtraceDirectory) }
+        return true
+    }()
 
     /// The backtrace a crashed `shoal` child with this PID left, if any.
     public static func crashReport(pid: Int32) -> String? {
