@@ -73,7 +73,7 @@ struct StatusCommandTests {
         defer { node.signal(SIGKILL) }
         let config = directory.path + "/node.json"
         try #"{"adminInterface": "127.0.0.1:\#(node.adminPort)", "databases": {"db": {}}}"#
-            .write(toFile: config, atomically: true, encoding: .utf8)
+            .write(toFile: config, atomically: false, encoding: .utf8)
         let answer = try await Self.shoal(["status", "--config", config])
         // It reached this node (another test's node may have linked to a port reused
         // here, so in step or not is not asserted).
