@@ -30,6 +30,9 @@ final class RevisionReceiver: Sendable {
     /// The revisions this database's connections are receiving (`RevisionClaims`): what
     /// another connection is receiving is not asked for twice.
     let claims: RevisionClaims
+    /// True once the connection ended (`endPull`): a handler still running then takes
+    /// no claim, or it would hold it with nobody left to release it.
+    private let ended = Mutex(false)
     private let pull = Mutex<PullState?>(nil)
 
     /// What an active pull waits for: every wanted revision, in the peer's sequence order.
@@ -130,6 +133,7 @@ final class RevisionReceiver: Sendable {
 
     /// Releases pull waiters and this connection's claims (connection gone).
     func endPull() {
+        ended.withLock { $0 = true }
         claims.releaseAll(owner: ObjectIdentifier(self))
         let waiters = pull.withLock { state -> [CheckedContinuation<Void, Never>] in
             defer { state = nil }
@@ -273,6 +277,12 @@ final class RevisionReceiver: Sendable {
         let owner = ObjectIdentifier(self)
         let keys = positions.map { Self.key(pairs[$0].0, pairs[$0].1.description) }
         let elsewhere = claims.claim(keys, owner: owner)
+        // Checked after claiming: `endPull` sets `ended` before it releases everything,
+        // so a claim made after that release is seen here and undone.
+        if ended.withLock({ $0 }) {
+            claims.releaseAll(owner: owner)
+            return wanted
+        }
         guard !elsewhere.isEmpty else { return wanted }
         _ = await claims.waitForRelease(elsewhere.map { keys[$0] }, owner: owner)
         let waited = elsewhere.map { positions[$0] }
@@ -284,6 +294,7 @@ final class RevisionReceiver: Sendable {
             if answer != nil { stillMissing.append(Self.key(pairs[position].0, pairs[position].1.description)) }
         }
         claims.take(stillMissing, owner: owner)
+        if ended.withLock({ $0 }) || Task.isCancelled { claims.releaseAll(owner: owner) }
         return result
     }
 
