@@ -19,8 +19,6 @@ import Synchronization
 final class RevisionClaims: Sendable {
     /// How long a `changes` answer waits for revisions another connection is receiving.
     static let patience: Duration = .seconds(2)
-    /// How often a waiting answer looks again.
-    static let pollInterval: Duration = .milliseconds(5)
 
     private struct State {
         var holder: [String: ObjectIdentifier] = [:]
@@ -28,6 +26,10 @@ final class RevisionClaims: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Moves on whenever a claim ends or changes hands: waiting answers look again then
+    /// (no polling: in a debug build of the test suite, answers polling every 5 ms starved
+    /// the cooperative pool).
+    private let released = ChangeSignal()
 
     /// Claims for `owner` each of `keys` that no other owner holds; returns the
     /// positions (in `keys`) of those another owner holds, which are left to it.
@@ -49,36 +51,47 @@ final class RevisionClaims: Sendable {
     /// Claims `keys` for `owner` whoever holds them (after the wait ran out).
     func take(_ keys: [String], owner: ObjectIdentifier) {
         guard !keys.isEmpty else { return }
-        state.withLock { state in
+        let moved = state.withLock { state in
+            var moved = false
             for key in keys {
                 if let previous = state.holder.updateValue(owner, forKey: key), previous != owner {
                     state.held[previous]?.remove(key)
+                    moved = true
                 }
                 state.held[owner, default: []].insert(key)
             }
+            return moved
         }
+        if moved { released.notify() }
     }
 
     /// Ends `owner`'s claims on `keys` (stored, refused or failed).
     func release(_ keys: [String], owner: ObjectIdentifier) {
         guard !keys.isEmpty else { return }
-        state.withLock { state in
-            guard state.held[owner] != nil else { return }
+        let ended = state.withLock { state in
+            guard state.held[owner] != nil else { return false }
+            var ended = false
             for key in keys where state.holder[key] == owner {
                 state.holder[key] = nil
                 state.held[owner]?.remove(key)
+                ended = true
             }
             if state.held[owner]?.isEmpty == true { state.held[owner] = nil }
+            return ended
         }
+        if ended { released.notify() }
     }
 
     /// Ends every claim of `owner` (its connection is gone).
     func releaseAll(owner: ObjectIdentifier) {
-        state.withLock { state in
-            for key in state.held.removeValue(forKey: owner) ?? [] where state.holder[key] == owner {
+        let ended = state.withLock { state in
+            let keys = state.held.removeValue(forKey: owner) ?? []
+            for key in keys where state.holder[key] == owner {
                 state.holder[key] = nil
             }
+            return !keys.isEmpty
         }
+        if ended { released.notify() }
     }
 
     /// True while another owner than `owner` holds any of `keys`.
@@ -93,10 +106,13 @@ final class RevisionClaims: Sendable {
     func waitForRelease(_ keys: [String], owner: ObjectIdentifier, patience: Duration = RevisionClaims.patience) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + patience
-        while heldElsewhere(keys, owner: owner) {
-            guard clock.now < deadline, (try? await Task.sleep(for: Self.pollInterval)) != nil else { return false }
+        while true {
+            let generation = released.generation
+            guard heldElsewhere(keys, owner: owner) else { return true }
+            let now = clock.now
+            guard now < deadline, !Task.isCancelled else { return false }
+            await released.wait(after: generation, timeout: deadline - now)
         }
-        return true
     }
 
     /// Number of revisions claimed now (tests, diagnostics).
