@@ -19,6 +19,12 @@ import TestSupport
 
     static func text(_ reply: RawBLIP.Reply) -> String { String(decoding: reply.body, as: UTF8.self) }
 
+    /// A node whose heartbeat outlasts the tests: the raw clients answer no ping, and a
+    /// loaded suite once took long enough for the node to drop one as silent.
+    static func node() async throws -> TestNode {
+        try await TestNode.start { configuration in configuration.heartbeat = .seconds(60) }
+    }
+
     /// Two clients of the node at `port`; the first has been asked for `rev` of `docID`.
     static func twoClients(port: Int, firstClaims docID: String, _ rev: String) throws -> (first: RawClient, second: RawClient) {
         let first = try RawClient(port: port, path: "/db/_blipsync", headers: [:])
@@ -29,7 +35,7 @@ import TestSupport
     }
 
     @Test func aRevisionAnotherConnectionIsReceivingIsNotAskedForTwice() async throws {
-        let node = try await TestNode.start()
+        let node = try await Self.node()
         defer { Task { await node.stop() } }
         let port = node.ports.publicPort
         try await offThePool {
@@ -48,7 +54,7 @@ import TestSupport
     }
 
     @Test func aClaimEndsWithItsConnection() async throws {
-        let node = try await TestNode.start()
+        let node = try await Self.node()
         defer { Task { await node.stop() } }
         let port = node.ports.publicPort
         try await offThePool {
@@ -72,7 +78,7 @@ import TestSupport
     }
 
     @Test func aSilentHolderDelaysTheOtherConnectionAndDoesNotStopIt() async throws {
-        let node = try await TestNode.start()
+        let node = try await Self.node()
         defer { Task { await node.stop() } }
         let port = node.ports.publicPort
         try await offThePool {
