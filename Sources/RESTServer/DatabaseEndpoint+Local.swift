@@ -85,7 +85,9 @@ extension DatabaseEndpoint {
 
     /// ISO 8601 with milliseconds (a resync of a small database takes less than a second).
     private static func preciseTime(_ date: Date) -> String {
-        ISO8601Time.string(date, milliseconds: true)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 
     /// `POST /{db}/_purge`: `{"doc": ["rev", …] | ["*"]}` removes revisions (or the

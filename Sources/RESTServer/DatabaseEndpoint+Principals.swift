@@ -131,7 +131,8 @@ extension DatabaseEndpoint {
     }
 
     static func iso8601(_ date: Date) -> String {
-        ISO8601Time.string(date)
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: date)
     }
 
     /// `GET /{db}/_raw/{id}` (admin): the current revision with Shoal's access metadata
