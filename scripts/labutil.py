@@ -5,8 +5,11 @@
 - run_in_host: run a command inside one of the lab's hosts (ip netns exec), so
   that every request to a node is sent from inside the lab, never from the
   root network namespace.
+- InHost: a thread of this process inside one host's network namespace (setns), for
+  harnesses that watch many hosts without starting a process per host.
 """
 
+import ctypes
 import decimal
 import hashlib
 import http.client
@@ -15,6 +18,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
@@ -116,6 +120,39 @@ def run_in_hosts(lab, jobs, timeout):
             so, se = p.communicate()
             out[key] = (-1, so, se + b"\n(timed out)")
     return out
+
+
+CLONE_NEWNET = 0x40000000
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def enter_netns(name):
+    """Moves the calling thread into the network namespace `name` (of `ip netns`):
+    the sockets it opens afterwards live there (setns affects only the calling thread)."""
+    fd = os.open(os.path.join("/run/netns", name), os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if LIBC.setns(fd, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"setns {name}: {os.strerror(err)}")
+    finally:
+        os.close(fd)
+
+
+class InHost(threading.Thread):
+    """Runs fn(*args) in host i's network namespace; its result in .result, or on an
+    error {"done": False, "at": None, "error": …}."""
+
+    def __init__(self, lab, i, fn, *args):
+        super().__init__(daemon=True)
+        self.ns, self.fn, self.args = lab.ns(i), fn, args
+        self.result = None
+
+    def run(self):
+        try:
+            enter_netns(self.ns)
+            self.result = self.fn(*self.args)
+        except Exception as e:  # noqa: BLE001
+            self.result = {"done": False, "at": None, "error": f"{type(e).__name__}: {e}"}
 
 
 class HTTPError(Exception):

@@ -305,8 +305,9 @@ def analyse(samples, node_ids, t_heal, t_conv, t_end=None):
     }
 
 
-def report_lines(b, interval):
-    """The breakdown as text lines (scripts/chaos)."""
+def report_lines(b, interval, max_links=None):
+    """The breakdown as text lines (scripts/chaos; mesh-lab gives max_links: only the links
+    that re-linked or transferred last)."""
     out = []
     if b.get("heal_to_converged") is None:
         out.append("timeline:           nodes did not converge; breakdown to the end of the watch")
@@ -330,7 +331,15 @@ def report_lines(b, interval):
             ctx.append("unreadable: " + " ".join(g["nodes_unreadable"]))
         out.append(f"  idle gap {g['from']:6.2f}-{g['to']:6.2f}s ({g['seconds']:.2f}s)" +
                    (": " + "; ".join(ctx) if ctx else ": every link up, nothing moving"))
-    for link, v in b.get("links", {}).items():
+    links = list(b.get("links", {}).items())
+    if max_links is not None and len(links) > max_links:
+        def last(item):
+            v = item[1]
+            r = v["relinked_after"]
+            return max(float("inf") if r is None else r, v["last_transfer_after"])
+        out.append(f"  ({max_links} of {len(links)} links: those that re-linked or transferred last)")
+        links = sorted(links, key=last, reverse=True)[:max_links]
+    for link, v in links:
         r = v["relinked_after"]
         out.append(f"  link {link:9s} up {v['up']:6.2f}s, transferring {v['transferring']:5.2f}s, "
                    f"last transfer at {v['last_transfer_after']:5.2f}s" +

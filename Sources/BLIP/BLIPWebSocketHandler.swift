@@ -87,6 +87,20 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireChannelInactive()
     }
 
+    /// The peer's end of the TCP connection is closed. An HTTP server that allows
+    /// half-closure (Hummingbird does) reports that as this event and keeps the channel
+    /// open, so without it a peer gone without a close frame (killed, its socket closed)
+    /// stayed connected here until the next ping found it gone. No frame can follow: the
+    /// connection is over (clean if the closing handshake already was).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case .inputClosed? = event as? ChannelEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        channelGone(context: context)
+        context.close(promise: nil)
+    }
+
     private func channelGone(context: ChannelHandlerContext) {
         pingTask?.cancel()
         pingTask = nil

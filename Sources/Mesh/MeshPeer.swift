@@ -50,11 +50,11 @@ public struct MeshPeer: Sendable, Equatable {
         if let nodeID { object["node_id"] = .string(nodeID) }
         if let url { object["address"] = .string(url) }
         if let connectedSince {
-            object["connected_since"] = .string(ISO8601DateFormatter().string(from: connectedSince))
+            object["connected_since"] = .string(ISO8601Time.string(connectedSince))
         }
         if let lastError { object["last_error"] = .string(lastError) }
         if let lastHeard {
-            object["last_heard"] = .string(ISO8601DateFormatter().string(from: lastHeard))
+            object["last_heard"] = .string(ISO8601Time.string(lastHeard))
             object["last_heard_seconds_ago"] = .double((Date().timeIntervalSince(lastHeard) * 10).rounded() / 10)
         }
         if let sequencesBehind { object["sequences_behind"] = .int(Int64(sequencesBehind)) }

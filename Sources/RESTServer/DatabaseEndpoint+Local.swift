@@ -85,9 +85,7 @@ extension DatabaseEndpoint {
 
     /// ISO 8601 with milliseconds (a resync of a small database takes less than a second).
     private static func preciseTime(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        ISO8601Time.string(date, milliseconds: true)
     }
 
     /// `POST /{db}/_purge`: `{"doc": ["rev", …] | ["*"]}` removes revisions (or the

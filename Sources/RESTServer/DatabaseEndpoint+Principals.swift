@@ -131,8 +131,7 @@ extension DatabaseEndpoint {
     }
 
     static func iso8601(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        return formatter.string(from: date)
+        ISO8601Time.string(date)
     }
 
     /// `GET /{db}/_raw/{id}` (admin): the current revision with Shoal's access metadata

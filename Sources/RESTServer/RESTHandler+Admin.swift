@@ -104,7 +104,7 @@ extension RESTHandler {
             databases.append(.object(database))
         }
         return [
-            "time": .string(ISO8601DateFormatter().string(from: Date())),
+            "time": .string(ISO8601Time.string(Date())),
             "mesh": await mesh?.meshStatus() ?? .null,
             "databases": .array(databases),
         ]

@@ -27,6 +27,12 @@ final class RevisionReceiver: Sendable {
     /// those, so this session's changes feed does not offer them back. Replicators offer
     /// every `rev` before sending it, so `rev`s are not recorded again on the reader.
     let peerHas = PeerRevisions()
+    /// The revisions this database's connections are receiving (`RevisionClaims`): what
+    /// another connection is receiving is not asked for twice.
+    let claims: RevisionClaims
+    /// True once the connection ended (`endPull`): a handler still running then takes
+    /// no claim, or it would hold it with nobody left to release it.
+    private let ended = Mutex(false)
     private let pull = Mutex<PullState?>(nil)
 
     /// What an active pull waits for: every wanted revision, in the peer's sequence order.
@@ -64,6 +70,7 @@ final class RevisionReceiver: Sendable {
         self.progress = progress
         self.logger = logger
         self.noConflicts = noConflicts
+        claims = RevisionClaims.of(store)
         // The inserter reports back without keeping the receiver alive.
         let owner = WeakReceiver()
         inserter = RevisionInserter(
@@ -73,6 +80,10 @@ final class RevisionReceiver: Sendable {
             },
             onBatch: { outcomes in owner.receiver?.inserted(outcomes) })
         owner.receiver = self
+    }
+
+    deinit {
+        claims.releaseAll(owner: ObjectIdentifier(self))
     }
 
     func register() {
@@ -120,8 +131,10 @@ final class RevisionReceiver: Sendable {
         }
     }
 
-    /// Releases pull waiters (connection gone).
+    /// Releases pull waiters and this connection's claims (connection gone).
     func endPull() {
+        ended.withLock { $0 = true }
+        claims.releaseAll(owner: ObjectIdentifier(self))
         let waiters = pull.withLock { state -> [CheckedContinuation<Void, Never>] in
             defer { state = nil }
             progress.recordReceiving(store, revisions: 0, sequences: 0)
@@ -185,13 +198,14 @@ final class RevisionReceiver: Sendable {
         }
         // The peer has what it offers: our feed need not offer it back.
         for entry in entries where !entry.lostAccess { peerHas.record(docID: entry.docID, rev: entry.revID) }
-        let wanted: [[RevID]?]
+        var wanted: [[RevID]?]
         if entries.contains(where: \.lostAccess) {
             wanted = try await missingSkippingLost(entries)
             await purgeLost(entries)
         } else {
             wanted = try await missing(entries.map { ($0.docID, $0.revID) })
         }
+        wanted = try await claimed(entries.map { ($0.docID, $0.revID) }, wanted: wanted)
         progress.update { $0.docsCheckedPull += entries.count }
         var answers: [JSON] = []
         // Once the peer said it caught up, later batches (continuous) only add work.
@@ -253,6 +267,37 @@ final class RevisionReceiver: Sendable {
         }
     }
 
+    /// `wanted` (per offered revision: nil = we have it) once this connection has claimed
+    /// what it asks for (`RevisionClaims`): a revision another connection is receiving
+    /// is waited for (up to `RevisionClaims.patience`), then asked for only if the store
+    /// still lacks it.
+    func claimed(_ pairs: [(String, RevID)], wanted: [[RevID]?]) async throws(BLIPError) -> [[RevID]?] {
+        let positions = wanted.indices.filter { wanted[$0] != nil }
+        guard !positions.isEmpty else { return wanted }
+        let owner = ObjectIdentifier(self)
+        let keys = positions.map { Self.key(pairs[$0].0, pairs[$0].1.description) }
+        let elsewhere = claims.claim(keys, owner: owner)
+        // Checked after claiming: `endPull` sets `ended` before it releases everything,
+        // so a claim made after that release is seen here and undone.
+        if ended.withLock({ $0 }) {
+            claims.releaseAll(owner: owner)
+            return wanted
+        }
+        guard !elsewhere.isEmpty else { return wanted }
+        _ = await claims.waitForRelease(elsewhere.map { keys[$0] }, owner: owner)
+        let waited = elsewhere.map { positions[$0] }
+        let again = try await missing(waited.map { pairs[$0] })
+        var result = wanted
+        var stillMissing: [String] = []
+        for (position, answer) in zip(waited, again) {
+            result[position] = answer
+            if answer != nil { stillMissing.append(Self.key(pairs[position].0, pairs[position].1.description)) }
+        }
+        claims.take(stillMissing, owner: owner)
+        if ended.withLock({ $0 }) || Task.isCancelled { claims.releaseAll(owner: owner) }
+        return result
+    }
+
     /// `proposeChanges` (`[docID, revID, serverRevID?, bodySize?]`): 0 = send it, 304 =
     /// have it. A mesh peer's branches are welcome (the mesh resolves conflicts); a
     /// client in no-conflicts mode gets 409 for a revision whose `serverRevID` is not
@@ -284,7 +329,8 @@ final class RevisionReceiver: Sendable {
                 return (Self.proposalStatus(rev: proposal.rev, parent: proposal.parent, tree: tree), tree?.winner?.description)
             })
         }
-        let missing = try await missing(proposals.map { ($0.docID, $0.rev) })
+        let pairs = proposals.map { ($0.docID, $0.rev) }
+        let missing = try await claimed(pairs, wanted: try await missing(pairs))
         return Self.proposeChangesReply(message, missing.map { ($0 == nil ? 304 : 0, nil) })
     }
 
@@ -326,6 +372,7 @@ final class RevisionReceiver: Sendable {
     /// Records that wanted revisions arrived (or failed), under one lock.
     func finish(_ revisions: [(docID: String, rev: String, failed: Bool)]) {
         guard !revisions.isEmpty else { return }
+        claims.release(revisions.map { Self.key($0.docID, $0.rev) }, owner: ObjectIdentifier(self))
         updatePull { state in
             for (docID, rev, _) in revisions {
                 if let index = state.pending.removeValue(forKey: Self.key(docID, rev)) { state.tracker.complete(index) }

@@ -61,7 +61,7 @@ extension ShoalNode {
             "version": .string(ShoalVersion.string),
             "addresses": .object(addresses),
             "databases": .array(databaseNames.sorted().map { .string($0) }),
-            "started": .string(ISO8601DateFormatter().string(from: startedAt)),
+            "started": .string(ISO8601Time.string(startedAt)),
             "uptime_seconds": .int(Int64(Date().timeIntervalSince(startedAt))),
         ]
         if let rss = Self.residentBytes() { details["rss_bytes"] = .int(Int64(rss)) }

@@ -159,6 +159,24 @@ import TestSupport
         #expect(!channel.isActive)
     }
 
+    @Test func aPeerWhoseInputEndedIsGoneAtOnce() throws {
+        // No heartbeat: only the end of the peer's input can end this connection.
+        let (channel, link) = try Self.makeChannel()
+        try channel.writeInbound(ByteBuffer(bytes: Self.frameBytes(.binary, Array("abc".utf8))))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        channel.embeddedEventLoop.run()
+        #expect(Self.events(link) == ["binary \(Array("abc".utf8))", "closed \(BLIPError.Code.connectionClosed)"])
+        #expect(!channel.isActive)
+    }
+
+    @Test func inputEndingAfterTheClosingHandshakeKeepsTheCleanClose() throws {
+        let (channel, link) = try Self.makeChannel()
+        try channel.writeInbound(ByteBuffer(bytes: Self.frameBytes(.connectionClose, Self.closePayload(1000))))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        channel.embeddedEventLoop.run()
+        #expect(Self.events(link) == ["closed clean"])
+    }
+
     @Test func silentPeerIsDroppedByTheHeartbeat() throws {
         let (channel, link) = try Self.makeChannel(pingPeriod: .milliseconds(100))
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
