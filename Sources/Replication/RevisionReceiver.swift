@@ -285,13 +285,12 @@ final class RevisionReceiver: Sendable {
         }
         guard !elsewhere.isEmpty else { return wanted }
         _ = await claims.waitForRelease(elsewhere.map { keys[$0] }, owner: owner)
-        let waited = elsewhere.map { positions[$0] }
-        let again = try await missing(waited.map { pairs[$0] })
+        let again = try await missing(elsewhere.map { pairs[positions[$0]] })
         var result = wanted
         var stillMissing: [String] = []
-        for (position, answer) in zip(waited, again) {
-            result[position] = answer
-            if answer != nil { stillMissing.append(Self.key(pairs[position].0, pairs[position].1.description)) }
+        for (index, answer) in zip(elsewhere, again) {
+            result[positions[index]] = answer
+            if answer != nil { stillMissing.append(keys[index]) }
         }
         claims.take(stillMissing, owner: owner)
         if ended.withLock({ $0 }) || Task.isCancelled { claims.releaseAll(owner: owner) }
