@@ -127,9 +127,11 @@ extension DocumentStore {
     /// the user got it) changed after `since`, plus every document of a channel granted
     /// after `since` (a backfill), plus documents that left those channels after
     /// `since`. Each document once, at its latest visible change, in sequence order.
+    /// `activeOnly` leaves out deleted documents and removals, those at or before
+    /// `activeOnlyThrough` only (a replication's feed sends what happens after it started).
     public func changes(
         since: UInt64, channels: [String: UInt64], limit: Int? = nil, activeOnly: Bool = false,
-        includeBodies: Bool = false
+        activeOnlyThrough: UInt64 = .max, includeBodies: Bool = false
     ) async throws(StoreError) -> [ChannelChange] {
         try await read(bounded: limit != nil) { db in
             let sql = """
@@ -158,15 +160,13 @@ extension DocumentStore {
                 }
             }
             var result: [ChannelChange] = []
-            for listing in visible.values where !(activeOnly && listing.deleted) {
+            for listing in visible.values where !(activeOnly && listing.deleted && listing.sequence <= activeOnlyThrough) {
                 result.append(ChannelChange(listing: listing, sequence: listing.sequence, removed: [], removalRev: nil))
             }
-            if !activeOnly {
-                for (docID, removal) in removals where visible[docID] == nil {
-                    result.append(ChannelChange(
-                        listing: removal.listing, sequence: removal.seq, removed: removal.channels.sorted(),
-                        removalRev: RevID(removal.rev)))
-                }
+            for (docID, removal) in removals where visible[docID] == nil && !(activeOnly && removal.seq <= activeOnlyThrough) {
+                result.append(ChannelChange(
+                    listing: removal.listing, sequence: removal.seq, removed: removal.channels.sorted(),
+                    removalRev: RevID(removal.rev)))
             }
             result.sort { $0.sequence == $1.sequence ? $0.listing.docID < $1.listing.docID : $0.sequence < $1.sequence }
             if let limit, result.count > limit { result.removeLast(result.count - limit) }

@@ -69,7 +69,8 @@ extension DocumentStore {
                tree.node(for: revID)?.hasBody == true {
                 // A pulled version whose revision is here already: the same edit made on both
                 // sides (one revision ID, two versions). One revision; its vectors reconciled.
-                return try reconcileVector(db, existing, docID: update.docID, revID: revID, incoming: incoming, clock: context.clock)
+                return try reconcileVector(
+                    db, existing, docID: update.docID, revID: revID, incoming: incoming, clock: context.clock, counters: &counters)
             }
             do {
                 try tree.insert(revID, parent: parent, deleted: update.deleted, hasBody: true, sequence: sequence)
@@ -90,7 +91,8 @@ extension DocumentStore {
             if let node = tree.node(for: revID), node.hasBody {
                 if let incoming = update.version, let existing {
                     // The same revision by another path: reconcile the vectors it came with.
-                    return try reconcileVector(db, existing, docID: update.docID, revID: revID, incoming: incoming, clock: context.clock)
+                    return try reconcileVector(
+                    db, existing, docID: update.docID, revID: revID, incoming: incoming, clock: context.clock, counters: &counters)
                 }
                 return WriteResult(docID: update.docID, revID: revID, sequence: nil)
             }
@@ -364,15 +366,17 @@ extension DocumentStore {
 
 extension DocumentStore {
     /// A revision the store holds, received again with `incoming`: its stored vector
-    /// becomes `reconciling` of the two (in place, no new sequence).
+    /// becomes `reconciling` of the two (`storeReconciled`: a winner whose vector grew
+    /// moves to a new sequence; the revision itself is not new, so no sequence is returned).
     static func reconcileVector(
-        _ db: Database, _ existing: DocumentRow, docID: String, revID: RevID, incoming: VersionVector, clock: VersionClock
+        _ db: Database, _ existing: DocumentRow, docID: String, revID: RevID, incoming: VersionVector, clock: VersionClock,
+        counters: inout Counters
     ) throws -> WriteResult {
         let stored = try storedVector(db, existing, of: revID)
         let reconciled = try receivedVector(incoming, existing: stored, parent: nil)
         clock.observe(incoming)
-        if reconciled != stored {
-            try updateStoredVector(db, existing, rev: revID, text: storedText(reconciled, revID: revID))
+        if let stored, reconciled != stored {
+            try storeReconciled(db, existing, rev: revID, reconciled, counters: &counters)
         }
         return WriteResult(docID: docID, revID: revID, sequence: nil, version: reconciled)
     }

@@ -97,13 +97,23 @@ extension DocumentStore {
     }
 
     /// The changes feed's query: `columns` of the documents changed after `since`, in
-    /// sequence order (shared by `changes` and `changesForSending`).
+    /// sequence order (shared by `changes` and `changesForSending`). With `activeOnly`,
+    /// deleted documents are left out, those deleted at or before `activeOnlyThrough`
+    /// only (a replication's feed sends what is deleted after it started).
     static func feedQuery(
-        columns: String, since: UInt64, limit: Int?, docIDs: Set<String>?, activeOnly: Bool
+        columns: String, since: UInt64, limit: Int?, docIDs: Set<String>?, activeOnly: Bool,
+        activeOnlyThrough: UInt64 = .max
     ) -> (String, StatementArguments) {
         var sql = "SELECT \(columns) FROM \(Tables.docs) WHERE seq > ?"
         var arguments: StatementArguments = [Int64(clamping: since)]
-        if activeOnly { sql += " AND deleted = 0" }
+        if activeOnly {
+            if activeOnlyThrough == .max {
+                sql += " AND deleted = 0"
+            } else {
+                sql += " AND (deleted = 0 OR seq > ?)"
+                arguments += [Int64(clamping: activeOnlyThrough)]
+            }
+        }
         if let docIDs {
             sql += " AND key IN (\(docIDs.map { _ in "?" }.joined(separator: ",")))"
             arguments += StatementArguments(Array(docIDs))

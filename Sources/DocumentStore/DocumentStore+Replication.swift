@@ -32,6 +32,12 @@ public struct ChangedDocument: Sendable {
         return try? DocumentStore.vector(winnerVector, revID: winner)
     }
 
+    /// The winner's stored vector, as a Shoal peer's `changes` row offers it: `.unknown`
+    /// when it was not read with the body.
+    public var offeredWinnerVector: OfferedVector {
+        winnerBody == nil ? .unknown : .stored(winnerVector)
+    }
+
     /// The winner `rev` ready to send (stored bytes, ancestry), or nil when `rev`
     /// is not the winner or its body is not in the row (ask `revisionsToSend`).
     public func outgoing(_ rev: RevID) -> OutgoingRevision? {
@@ -45,13 +51,15 @@ public struct ChangedDocument: Sendable {
 extension DocumentStore {
     /// The changes feed after `since` (as `changes(since:…)`), each document with
     /// its winner's stored body bytes: one read gives a sender all it needs for the
-    /// common case.
+    /// common case. `activeOnly` leaves out documents deleted at or before
+    /// `activeOnlyThrough` (`feedQuery`).
     public func changesForSending(
-        since: UInt64, limit: Int, docIDs: Set<String>? = nil, activeOnly: Bool = false
+        since: UInt64, limit: Int, docIDs: Set<String>? = nil, activeOnly: Bool = false, activeOnlyThrough: UInt64 = .max
     ) async throws(StoreError) -> [ChangedDocument] {
         try await read { db in
             let (sql, arguments) = Self.feedQuery(
-                columns: DocumentRow.columns, since: since, limit: limit, docIDs: docIDs, activeOnly: activeOnly)
+                columns: DocumentRow.columns, since: since, limit: limit, docIDs: docIDs, activeOnly: activeOnly,
+                activeOnlyThrough: activeOnlyThrough)
             // Decoded straight from the statement (no copied `Row` per document).
             var documents: [ChangedDocument] = []
             documents.reserveCapacity(min(limit, 1000))
@@ -93,12 +101,17 @@ extension DocumentStore {
             var distinct: [String] = []
             distinct.reserveCapacity(keys.count)
             for key in keys where key != distinct.last { distinct.append(key) }
-            let trees = try Self.trees(db, keys: distinct)
-            return offered.map { docID, rev in
-                guard let tree = trees[docID] else { return [] }
-                guard !tree.contains(rev) else { return nil }
-                return tree.leaves.filter { $0.generation < rev.generation }
-            }
+            return Self.missing(offered, trees: try Self.trees(db, keys: distinct))
+        }
+    }
+
+    /// Per offered revision: nil when its document's tree holds it, else the leaves that
+    /// could be its ancestors (older generations; none for an unknown document).
+    static func missing(_ offered: [(docID: String, rev: RevID)], trees: [String: RevTree]) -> [[RevID]?] {
+        offered.map { docID, rev in
+            guard let tree = trees[docID] else { return [] }
+            guard !tree.contains(rev) else { return nil }
+            return tree.leaves.filter { $0.generation < rev.generation }
         }
     }
 
@@ -106,23 +119,29 @@ extension DocumentStore {
     /// `IN (…)` queries.
     static func trees(_ db: Database, keys: [String]) throws -> [String: RevTree] {
         var trees: [String: RevTree] = [:]
+        try forEachDocument(db, keys: keys, columns: "key, tree") { row in
+            let key: String = row[0]
+            do {
+                trees[key] = try RevTree(serialized: row[1] as Data)
+            } catch {
+                throw StoreError(.storage, reason: "corrupt revision tree for \(key): \(error)")
+            }
+        }
+        return trees
+    }
+
+    /// Calls `body` with `columns` of each stored document among `keys` (distinct), read
+    /// by a few `IN (…)` queries.
+    static func forEachDocument(_ db: Database, keys: [String], columns: String, _ body: (Row) throws -> Void) throws {
         var start = keys.startIndex
         while start < keys.endIndex {
             let chunk = keys[start..<min(start + keysPerQuery, keys.endIndex)]
             start = chunk.endIndex
             let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-            let statement = try db.cachedStatement(sql: "SELECT key, tree FROM \(Tables.docs) WHERE key IN (\(placeholders))")
+            let statement = try db.cachedStatement(sql: "SELECT \(columns) FROM \(Tables.docs) WHERE key IN (\(placeholders))")
             let rows = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
-            while let row = try rows.next() {
-                let key: String = row[0]
-                do {
-                    trees[key] = try RevTree(serialized: row[1] as Data)
-                } catch {
-                    throw StoreError(.storage, reason: "corrupt revision tree for \(key): \(error)")
-                }
-            }
+            while let row = try rows.next() { try body(row) }
         }
-        return trees
     }
 
     /// Keys per `IN (…)` query (SQLite allows 32 766 parameters; fewer keeps the

@@ -143,12 +143,14 @@ extension DatabaseEndpoint {
         let body: [String: JSON]?
         let access: RevisionAccess?
         let origins: [RevID: RevisionOrigin]
+        let vector: VersionVector?
         do {
             guard let found = try await store.metadata(docID) else { throw HTTPFailure.notFound() }
             metadata = found
             body = try await store.revision(docID, rev: found.winner).1.body
             access = try await store.currentAccess(docIDs: [docID])[docID]
             origins = try await store.origins(of: found.tree)
+            vector = try await store.versionVector(docID, rev: found.winner)
         } catch let error as StoreError {
             throw HTTPFailure(error)
         }
@@ -159,6 +161,7 @@ extension DatabaseEndpoint {
             "leaves": .array(metadata.tree.leaves.map { .string($0.description) }),
             "tree": Self.treeJSON(metadata.tree, origins: origins),
         ]
+        if let vector { sync["vv"] = .string(vector.text(style: .syncGateway)) }
         if let access {
             sync["channels"] = .object(Dictionary(uniqueKeysWithValues: access.channels.map { ($0, JSON.null) }))
             if !access.access.isEmpty { sync["access"] = .object(access.access.mapValues { .array($0.sorted().map { .string($0) }) }) }

@@ -20,6 +20,9 @@ final class ChangesSender: Sendable {
         var docIDs: Set<String>?
         /// `sync_gateway/bychannel`: only documents in these channels.
         var channels: Set<String>?
+        /// Couchbase Lite's `activeOnly` (a first pull into an empty database): documents
+        /// deleted before the feed started are not sent. Deleted later, they are: Sync
+        /// Gateway too sends deletions once the client has caught up.
         var activeOnly = false
         /// Offer only each document's winning revision (a client in no-conflicts mode,
         /// `PeerAccess.noConflicts`): never a losing branch, nor the tombstone that
@@ -57,6 +60,9 @@ final class ChangesSender: Sendable {
     private let lostChannels: (@Sendable (UInt64) async throws -> Set<String>)?
     /// Revisions the peer offered over this connection: not offered back to it.
     private let peerHas: PeerRevisions?
+    /// With `Options.activeOnly`: the committed sequence when the feed started. Documents
+    /// deleted at or before it are left out; deletions after it are sent.
+    private let activeOnlyThrough: UInt64
 
     /// A document offered as "access lost" (Sync Gateway 3's flags) instead of its leaves.
     struct LostAccess: Sendable {
@@ -85,6 +91,7 @@ final class ChangesSender: Sendable {
         self.logger = logger
         self.onCheckpoint = onCheckpoint
         tracker = Mutex(SequenceTracker(start: options.since))
+        activeOnlyThrough = store.committedSequence
         progress.recordSent(store, through: options.since, starting: true)
     }
 
@@ -163,7 +170,7 @@ final class ChangesSender: Sendable {
                 }
                 var versions = options.versionVectors ? try await currentVersions(page) : [:]
                 if options.proposes { try await proposalVectors(page, into: &versions) }
-                var batch = makeBatch(page.map(\.listing), lost: lost, versions: versions)
+                var batch = makeBatch(page.map(\.listing), lost: lost, versions: versions, vectors: page.map(\.offeredWinnerVector))
                 batch.vectors = versions
                 scanned.withLock { $0 = since }
                 reportAcknowledged()
@@ -213,7 +220,8 @@ final class ChangesSender: Sendable {
             // after a purge, must not keep waking the sender).
             let committed = store.committedSequence
             let page = try await store.changesForSending(
-                since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly)
+                since: since, limit: options.batchSize, docIDs: options.docIDs, activeOnly: options.activeOnly,
+                activeOnlyThrough: activeOnlyThrough)
             let highest = page.last?.listing.sequence ?? since
             return (page, [], page.count < options.batchSize ? max(highest, committed) : highest)
         }
@@ -221,7 +229,8 @@ final class ChangesSender: Sendable {
         let committed = store.committedSequence
         let backfill = channels.values.contains { $0 > since }
         let limit = backfill ? nil : options.batchSize
-        let changes = try await store.changes(since: since, channels: channels, limit: limit, activeOnly: options.activeOnly)
+        let changes = try await store.changes(
+            since: since, channels: channels, limit: limit, activeOnly: options.activeOnly, activeOnlyThrough: activeOnlyThrough)
         var entries: [(listing: DocumentListing, lost: LostAccess?)] = revoked.map {
             ($0, LostAccess(sequence: since, rev: $0.winner, flags: ReplicationMessages.ChangeEntry.revokedFlag))
         }
@@ -340,7 +349,9 @@ final class ChangesSender: Sendable {
     /// document once, at its latest change, so a branch stored earlier may never
     /// have been offered. The peer answers "have it" for the ones it knows; those it
     /// offered us itself over this connection (`PeerRevisions`) are not offered at all.
-    private func makeBatch(_ listings: [DocumentListing], lost: [LostAccess?], versions: [String: VersionVector]) -> Batch {
+    private func makeBatch(
+        _ listings: [DocumentListing], lost: [LostAccess?], versions: [String: VersionVector], vectors: [OfferedVector]
+    ) -> Batch {
         var batch = Batch(entries: [], indices: [], pages: [])
         tracker.withLock { tracker in
             for (page, listing) in listings.enumerated() {
@@ -359,6 +370,11 @@ final class ChangesSender: Sendable {
                     var entry = ReplicationMessages.ChangeEntry(
                         sequence: .int(Int64(listing.sequence)), docID: listing.docID, revID: rev, deleted: deleted)
                     if rev == listing.tree.winner, let vector = versions[listing.docID] { entry.version = vector.current.description }
+                    // Shoal peers (those `rev`s carry `shoal-vv` to) learn the winner's vector
+                    // even when they have the revision (identical edits, §10.9 "Convergence").
+                    if rev == listing.tree.winner, !options.winnerOnly, !options.versionVectors {
+                        entry.vector = vectors[page]
+                    }
                     batch.entries.append(entry)
                     batch.indices.append(index)
                     batch.pages.append(page)

@@ -43,6 +43,14 @@ final class PeerRevisions: Sendable {
         }
     }
 
+    /// The peer turned out to lack part of this revision (its vector, reconciled here):
+    /// the feed offers it again.
+    func forget(docID: String, rev revID: RevID) {
+        state.withLock { state in
+            if state.latest[docID] == revID { state.latest.removeValue(forKey: docID) }
+        }
+    }
+
     /// True when the peer offered exactly this revision of `docID` (and it is still remembered).
     func has(docID: String, rev: RevID) -> Bool {
         state.withLock { $0.latest[docID] == rev }

@@ -47,6 +47,11 @@ enum ReplicationMessages {
         /// The revision's current version, offered instead of `revID` to a peer that
         /// names revisions by versions (CBMobile_4).
         var version: String?
+        /// The stored vector of the winner offered, for Shoal peers (the row's sixth item:
+        /// its text, `""` for the legacy version alone; after the flags and a body size of
+        /// 0, which Couchbase Lite and Sync Gateway read past). A node that has the
+        /// revision reconciles its vector with it (`DocumentStore.reconcileVectors`).
+        var vector: OfferedVector = .unknown
 
         static let deletedFlag = 1
         static let revokedFlag = 2
@@ -70,6 +75,11 @@ enum ReplicationMessages {
         var json: JSON {
             var items: [JSON] = [sequence, .string(docID), .string(version ?? revID.description)]
             if flags == Self.deletedFlag { items.append(true) } else if flags != 0 { items.append(.int(Int64(flags))) }
+            if case .stored(let text) = vector {
+                if items.count == 3 { items.append(false) }
+                items.append(0)
+                items.append(.string(text ?? ""))
+            }
             return .array(items)
         }
 
@@ -93,6 +103,7 @@ enum ReplicationMessages {
             self.docID = docID
             self.revID = revID
             flags = Self.flags(items)
+            if items.count > 5, let text = items[5].stringValue { vector = .stored(text.isEmpty ? nil : text) }
         }
     }
 

@@ -59,18 +59,25 @@ extension RevisionReceiver {
             let lost = ReplicationMessages.ChangeEntry.saysLostAccess(ReplicationMessages.ChangeEntry.flags(fields))
             entries.append((fields[0], docID, version, text, lost))
         }
-        let found: [String: WinnerVersion]
-        do {
-            found = try await store.winnerVersions(entries.filter { !$0.lostAccess }.map(\.docID))
-        } catch {
-            throw ReplicationMessages.error(error)
+        func answers(_ positions: [Int]) async throws(BLIPError) -> [JSON?] {
+            let asked = positions.map { entries[$0] }
+            let found: [String: WinnerVersion]
+            do {
+                found = try await store.winnerVersions(asked.filter { !$0.lostAccess }.map(\.docID))
+            } catch {
+                throw ReplicationMessages.error(error)
+            }
+            return asked.map { entry in
+                if entry.lostAccess { return nil }
+                guard let winner = found[entry.docID] else { return .array([]) }
+                if winner.vector.contains(entry.version) { return nil }
+                return .array([.string(winner.vector.current.description)])
+            }
         }
-        let wanted: [JSON?] = entries.map { entry in
-            if entry.lostAccess { return nil }
-            guard let winner = found[entry.docID] else { return .array([]) }
-            if winner.vector.contains(entry.version) { return nil }
-            return .array([.string(winner.vector.current.description)])
-        }
+        // What another connection is receiving is asked for once (`RevisionClaims`).
+        let wanted = try await claimed(
+            keys: entries.map { Self.key($0.docID, $0.text) }, wanted: try await answers(Array(entries.indices)),
+            recheck: answers)
         if entries.contains(where: \.lostAccess) { await purgeLost(entries.map { ($0.docID, $0.lostAccess) }) }
         progress.update { $0.docsCheckedPull += entries.count }
         updatePull { state in
@@ -113,16 +120,32 @@ extension RevisionReceiver {
             let parent = fields.count > 2 ? fields[2].stringValue.flatMap { $0.isEmpty ? nil : $0 } : nil
             proposals.append(try Proposal(docID: docID, text: text, parent: parent))
         }
-        let found: [String: WinnerVersion]
-        do {
-            found = try await store.winnerVersions(proposals.map(\.docID))
-        } catch {
-            throw ReplicationMessages.error(error)
+        func statuses(_ positions: [Int]) async throws(BLIPError) -> [(status: Int, current: String?)] {
+            let asked = positions.map { proposals[$0] }
+            let found: [String: WinnerVersion]
+            do {
+                found = try await store.winnerVersions(asked.map(\.docID))
+            } catch {
+                throw ReplicationMessages.error(error)
+            }
+            return asked.map { proposal in
+                let winner = found[proposal.docID]
+                return (proposal.status(against: winner), winner?.vector.current.description)
+            }
         }
-        return Self.proposeChangesReply(message, proposals.map { proposal in
-            let winner = found[proposal.docID]
-            return (proposal.status(against: winner), winner?.vector.current.description)
-        })
+        // A proposal answered "send it" claims the revision (`RevisionClaims`): the same
+        // revision proposed over another connection meanwhile waits for it.
+        let first = try await statuses(Array(proposals.indices))
+        var rechecked: [Int: (status: Int, current: String?)] = [:]
+        let sendIt = try await claimed(
+            keys: proposals.map { Self.key($0.docID, $0.revisionName) },
+            wanted: first.map { $0.status == 0 ? $0 : nil }
+        ) { positions throws(BLIPError) in
+            let again = try await statuses(positions)
+            for (position, answer) in zip(positions, again) { rechecked[position] = answer }
+            return again.map { $0.status == 0 ? $0 : nil }
+        }
+        return Self.proposeChangesReply(message, first.indices.map { sendIt[$0] ?? rechecked[$0] ?? first[$0] })
     }
 
     /// One proposed revision of a version-vector peer.
@@ -145,6 +168,9 @@ extension RevisionReceiver {
                 }
             }
         }
+
+        /// How its `rev` will name it: the current version (or the revision ID).
+        var revisionName: String { vector?.current.description ?? revID?.description ?? "" }
 
         /// Sync Gateway 4's answer (`CheckProposedVersion`), against our winner: new
         /// document 0; a version our winner's vector holds 304; a parent that is our

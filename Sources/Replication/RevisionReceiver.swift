@@ -203,7 +203,9 @@ final class RevisionReceiver: Sendable {
             wanted = try await missingSkippingLost(entries)
             await purgeLost(entries)
         } else {
-            wanted = try await missing(entries.map { ($0.docID, $0.revID) })
+            let differing: [Int]
+            (wanted, differing) = try await missing(entries.map { ($0.docID, $0.revID) }, vectors: entries.map(\.vector))
+            try await reconcile(differing.map { entries[$0] })
         }
         wanted = try await claimed(entries.map { ($0.docID, $0.revID) }, wanted: wanted)
         progress.update { $0.docsCheckedPull += entries.count }
@@ -267,16 +269,65 @@ final class RevisionReceiver: Sendable {
         }
     }
 
+    /// `missing`, and which offers name our winner with another vector than ours (a Shoal
+    /// peer's rows carry it: `DocumentStore.missingRevisions(_:vectors:)`).
+    private func missing(
+        _ pairs: [(String, RevID)], vectors: [OfferedVector]
+    ) async throws(BLIPError) -> (missing: [[RevID]?], differing: [Int]) {
+        do {
+            return try await store.missingRevisions(pairs.map { (docID: $0.0, rev: $0.1) }, vectors: vectors)
+        } catch {
+            throw ReplicationMessages.error(error)
+        }
+    }
+
+    /// Offered winners we have, whose vector differs from ours (identical edits made on
+    /// two nodes, or one revision that came by paths with different vectors): our vector
+    /// becomes `reconciling` of both. When the peer lacks part of the result, it is no
+    /// longer counted as having the revision, so our feed offers it back (with the result).
+    /// A malformed vector is a 400 naming the document; nothing is stored.
+    private func reconcile(_ entries: [ReplicationMessages.ChangeEntry]) async throws(BLIPError) {
+        guard !entries.isEmpty else { return }
+        var offers: [(docID: String, rev: RevID, vector: VersionVector)] = []
+        for entry in entries {
+            guard case .stored(let text) = entry.vector else { continue }
+            let vector = try Self.parseVector(docID: entry.docID, checkingCausality: false) { () throws(VersionVectorError) in
+                guard let text else { return VersionVector(Version.legacy(revID: entry.revID)) }
+                return try VersionVector(parsing: text)
+            }
+            offers.append((entry.docID, entry.revID, vector))
+        }
+        let peerLacks: [Bool]
+        do {
+            peerLacks = try await store.reconcileVectors(offers)
+        } catch {
+            throw ReplicationMessages.error(error)
+        }
+        for (offer, lacks) in zip(offers, peerLacks) where lacks { peerHas.forget(docID: offer.docID, rev: offer.rev) }
+    }
+
     /// `wanted` (per offered revision: nil = we have it) once this connection has claimed
     /// what it asks for (`RevisionClaims`): a revision another connection is receiving
     /// is waited for (up to `RevisionClaims.patience`), then asked for only if the store
     /// still lacks it.
     func claimed(_ pairs: [(String, RevID)], wanted: [[RevID]?]) async throws(BLIPError) -> [[RevID]?] {
+        try await claimed(keys: pairs.map { Self.key($0.0, $0.1.description) }, wanted: wanted) { positions throws(BLIPError) in
+            try await missing(positions.map { pairs[$0] })
+        }
+    }
+
+    /// `claimed(_:wanted:)` for any answer: `keys` names each offered revision (document
+    /// and revision ID, or version, as its `rev` will name it), `wanted` is nil where we
+    /// have it, and `recheck` answers again for the given positions once the claims that
+    /// held them ended.
+    func claimed<Answer: Sendable>(
+        keys: [String], wanted: [Answer?], recheck: ([Int]) async throws(BLIPError) -> [Answer?]
+    ) async throws(BLIPError) -> [Answer?] {
         let positions = wanted.indices.filter { wanted[$0] != nil }
         guard !positions.isEmpty else { return wanted }
         let owner = ObjectIdentifier(self)
-        let keys = positions.map { Self.key(pairs[$0].0, pairs[$0].1.description) }
-        let elsewhere = claims.claim(keys, owner: owner)
+        let claimedKeys = positions.map { keys[$0] }
+        let elsewhere = claims.claim(claimedKeys, owner: owner)
         // Checked after claiming: `endPull` sets `ended` before it releases everything,
         // so a claim made after that release is seen here and undone.
         if ended.withLock({ $0 }) {
@@ -284,13 +335,13 @@ final class RevisionReceiver: Sendable {
             return wanted
         }
         guard !elsewhere.isEmpty else { return wanted }
-        _ = await claims.waitForRelease(elsewhere.map { keys[$0] }, owner: owner)
-        let again = try await missing(elsewhere.map { pairs[positions[$0]] })
+        _ = await claims.waitForRelease(elsewhere.map { claimedKeys[$0] }, owner: owner)
+        let again = try await recheck(elsewhere.map { positions[$0] })
         var result = wanted
         var stillMissing: [String] = []
         for (index, answer) in zip(elsewhere, again) {
             result[positions[index]] = answer
-            if answer != nil { stillMissing.append(keys[index]) }
+            if answer != nil { stillMissing.append(claimedKeys[index]) }
         }
         claims.take(stillMissing, owner: owner)
         if ended.withLock({ $0 }) || Task.isCancelled { claims.releaseAll(owner: owner) }

@@ -17,6 +17,12 @@ import TestSupport
         #expect(!revisions.has(docID: "a", rev: first))
         #expect(!revisions.has(docID: "b", rev: second))
         #expect(revisions.count == 1)
+        // Forgotten (the peer lacks part of its vector): offered again; another revision stays.
+        revisions.forget(docID: "a", rev: first)
+        #expect(revisions.has(docID: "a", rev: second))
+        revisions.forget(docID: "a", rev: second)
+        #expect(!revisions.has(docID: "a", rev: second))
+        #expect(revisions.count == 0)
     }
 
     @Test func isBoundedOldestFirst() throws {

@@ -1,4 +1,5 @@
 import DocumentModel
+import DocumentStore
 @testable import Replication
 import Testing
 
@@ -38,5 +39,21 @@ import Testing
         // A plain tombstone is written as `true`, as Couchbase Lite and Sync Gateway 2 expect.
         #expect(Entry(sequence: 9, docID: "doc", revID: rev, deleted: true).json == [9, "doc", "3-def", true])
         #expect(Entry(sequence: 9, docID: "doc", revID: rev, flags: 4).json == [9, "doc", "3-def", 4])
+    }
+
+    /// A Shoal peer's row carries the winner's stored vector as its sixth item, after the
+    /// flags and a body size (`""`: the legacy version alone); other rows carry none.
+    @Test func theWinnersVectorIsTheSixthItem() throws {
+        let rev = try #require(RevID("3-def"))
+        var entry = Entry(sequence: 9, docID: "doc", revID: rev, deleted: false)
+        entry.vector = .stored("18ec@AQgw")
+        #expect(entry.json == [9, "doc", "3-def", false, 0, "18ec@AQgw"])
+        #expect(Entry(entry.json) == entry)
+        entry.flags = 1
+        entry.vector = .stored(nil)
+        #expect(entry.json == [9, "doc", "3-def", true, 0, ""])
+        #expect(Entry(entry.json) == entry)
+        #expect(try #require(parse([1, "d", "3-def", false, 12])).vector == .unknown)
+        #expect(try #require(parse([1, "d", "3-def", false, 12, 5])).vector == .unknown)
     }
 }

@@ -36,6 +36,54 @@ import TestSupport
         }
     }
 
+    /// `activeOnly` (Couchbase Lite's first pull into an empty database) leaves out the
+    /// documents deleted before the feed started, never a deletion made while it runs:
+    /// a continuous pull that started empty must still hear of later deletions (Sync
+    /// Gateway sends them once the client caught up), or the client keeps the document
+    /// for good, its checkpoint already past the tombstone.
+    @Test(arguments: [false, true])
+    func activeOnlyLeavesOutOnlyWhatWasDeletedBeforeTheFeed(asUser: Bool) async throws {
+        let node = try await TestNode.start { configuration in
+            configuration.passwordIterations = 1000
+            configuration.databases[0].users = ["reader": ["password": "pass", "admin_channels": ["c"]]]
+        }
+        defer { Task { await node.stop() } }
+        for id in ["live", "gone", "later"] {
+            #expect(try await node.request("PUT", "/db/\(id)", json: ["channels": ["c"]], admin: true).status == 201)
+        }
+        /// A tombstone that stays in channel `c` (the user's feed reads it by channel).
+        @Sendable func delete(_ id: String) async throws -> Int {
+            let rev = try await node.request("GET", "/db/\(id)", admin: true).json["_rev"]?.stringValue ?? ""
+            return try await node.request("PUT", "/db/\(id)?rev=\(rev)", json: ["_deleted": true, "channels": ["c"]], admin: true).status
+        }
+        #expect(try await delete("gone") == 201)
+        let revs = Mutex<[(id: String, deleted: Bool)]>([])
+        let session: @Sendable (BLIPConnection) async throws -> Void = { connection in
+            connection.setHandler(for: "changes", serial: true) { message in
+                let entries = (try? JSON.parse(message.body))?.arrayValue ?? []
+                return BLIPMessage(body: JSON.array(entries.map { _ in [] }).canonicalBytes())
+            }
+            connection.setHandler(for: "rev") { message in
+                revs.withLock { $0.append((message["id"] ?? "", message["deleted"] == "1")) }
+                return BLIPMessage()
+            }
+            _ = try await connection.sendRequest(BLIPMessage(profile: "subChanges", properties: [
+                ("since", "0"), ("continuous", "true"), ("activeOnly", "true"), ("batch", "200"),
+            ]))
+            let first = await eventually { Set(revs.withLock { $0.map(\.id) }) == ["live", "later"] }
+            #expect(first, "the live documents, and not the one deleted before: \(revs.withLock { $0 })")
+            #expect(try await delete("later") == 201)
+            let deletion = await eventually { revs.withLock { $0.contains { $0.id == "later" && $0.deleted } } }
+            #expect(deletion, "a deletion made during the feed was not sent: \(revs.withLock { $0 })")
+            #expect(!revs.withLock { $0.contains { $0.id == "gone" } })
+            await connection.close()
+        }
+        // As the user (its channels' feed), or on the admin port (the whole feed).
+        try await WebSocketDialer().dial(
+            url: "ws://127.0.0.1:\(asUser ? node.ports.publicPort : node.ports.adminPort)/db/_blipsync",
+            username: asUser ? "reader" : nil, password: asUser ? "pass" : nil, heartbeat: .seconds(2), session: session)
+    }
+
     /// A request for a profile we do not serve gets ERR BLIP/404 with Sync Gateway's
     /// message, which Couchbase Lite recognizes (on `getCollections`, from a server
     /// without named collections: "does not support named collections").

@@ -172,6 +172,27 @@ import TestSupport
     /// Couchbase Lite 4 sends a blob as a legacy `_attachments` stub without `revpos`
     /// (versions have no generation; `Pusher::sendRevision` with revpos 0) and serves its
     /// bytes with `getAttachment` (seen with Couchbase Lite C 4.0.3: 412 before).
+    /// The same version proposed over two connections at once (`RevisionClaims` on the
+    /// CBMobile_4 path): the second waits while the first sends it, then hears 304.
+    @Test func aVersionProposedOverTwoConnectionsIsAskedForOnce() async throws {
+        let node = try await TestNode.start()
+        defer { Task { await node.stop() } }
+        let v1 = VersionVector(Self.clientVersion(0))
+        let proposal: [JSON] = [["twice", .string(v1.current.description)]]
+        try await Self.asClient(node) { first in
+            try await Self.asClient(node) { second in
+                #expect(try await Self.proposeChanges(first, proposal) == [])
+                let secondAnswer = Task { try await Self.proposeChanges(second, proposal) }
+                try await Task.sleep(for: .milliseconds(300))
+                try await Self.rev(first, id: "twice", vector: v1, body: ["from": "first"])
+                #expect(try await secondAnswer.value == [304])
+                await second.close()
+            }
+            await first.close()
+        }
+        #expect(try await Self.document(node, "twice")["from"]?.stringValue == "first")
+    }
+
     @Test func anAttachmentStubWithoutRevposIsFetchedAndStored() async throws {
         let node = try await TestNode.start()
         defer { Task { await node.stop() } }
