@@ -29,7 +29,8 @@ extension DocumentStore {
             if let incoming = update.version, requestedParent == nil, let winner = tree.winner, let existing {
                 // A version-vector peer's revision (Couchbase Lite 4) continues the current
                 // winner, whatever the winner is (§10.9 rule 2), or is already here.
-                let winnerVector = try storedVector(db, existing, of: winner) ?? VersionVector(Version.legacy(revID: winner))
+                // As the peer is shown it: with the versions of the branches a resolution closed.
+                let winnerVector = try winnerVectorOverLeaves(db, existing) ?? VersionVector(Version.legacy(revID: winner))
                 if winnerVector.contains(incoming.current) {
                     return WriteResult(docID: update.docID, revID: winner, sequence: nil, version: winnerVector)
                 }

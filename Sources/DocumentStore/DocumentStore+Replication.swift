@@ -25,10 +25,10 @@ public struct ChangedDocument: Sendable {
         self.winnerVector = winnerVector
     }
 
-    /// The winner's version vector when it was read with the body (nil otherwise: ask
-    /// `winnerVersions`).
+    /// The winner's version vector when it was read with the body and the document has no
+    /// other leaf (nil otherwise: ask `winnerVersions`, which adds the other leaves' versions).
     public func winnerVersion() -> VersionVector? {
-        guard winnerBody != nil, let winner = listing.tree.winner else { return nil }
+        guard winnerBody != nil, listing.tree.leaves.count == 1, let winner = listing.tree.winner else { return nil }
         return try? DocumentStore.vector(winnerVector, revID: winner)
     }
 

@@ -31,14 +31,14 @@ extension DocumentStore {
         }
     }
 
-    /// For each of `docIDs` the store holds: its revision tree and its winner's vector,
-    /// in one read (a version-vector peer's `proposeChanges`, a `changes` page).
+    /// For each of `docIDs` the store holds: its revision tree and its winner's vector as
+    /// a version-vector peer is shown it (`winnerVectorOverLeaves`), in one read (a
+    /// version-vector peer's `proposeChanges`, a `changes` page).
     public func winnerVersions(_ docIDs: [String]) async throws(StoreError) -> [String: WinnerVersion] {
         try await read { db in
             var found: [String: WinnerVersion] = [:]
             for docID in Set(docIDs) {
-                guard let row = try DocumentRow.load(db, key: docID), let winner = row.tree.winner,
-                      let vector = try Self.storedVector(db, row, of: winner)
+                guard let row = try DocumentRow.load(db, key: docID), let vector = try Self.winnerVectorOverLeaves(db, row)
                 else { continue }
                 found[docID] = WinnerVersion(tree: row.tree, vector: vector)
             }
@@ -46,23 +46,16 @@ extension DocumentStore {
         }
     }
 
-    /// For each of `docIDs` with more than one leaf: its winner's vector with every version
-    /// of its other leaves added to the history (`withHistory(of:)`). What Shoal proposes
-    /// to a version-vector peer (a Sync Gateway 4): the winner was resolved over those
-    /// branches, so it has seen them, and the peer that holds one of them takes the winner
-    /// as its successor instead of answering 409 for ever.
-    public func winnerVectorsOverLeaves(_ docIDs: [String]) async throws(StoreError) -> [String: VersionVector] {
-        try await read { db in
-            var found: [String: VersionVector] = [:]
-            for docID in Set(docIDs) {
-                guard let row = try DocumentRow.load(db, key: docID), let winner = row.tree.winner,
-                      row.tree.leaves.count > 1, let vector = try Self.storedVector(db, row, of: winner)
-                else { continue }
-                let others = try row.tree.leaves.filter { $0 != winner }.compactMap { try Self.storedVector(db, row, of: $0) }
-                found[docID] = (try? vector.withHistory(of: others)) ?? vector
-            }
-            return found
-        }
+    /// The vector a version-vector peer (Couchbase Lite 4, Sync Gateway 4) is shown for
+    /// `row`'s winner, and what its edits must continue: the stored vector, with the
+    /// versions of the document's other leaves (the branches a resolution closed) in its
+    /// history. A client that holds one of those branches then takes the resolution as
+    /// its successor instead of a conflict it would resolve again against the mesh.
+    static func winnerVectorOverLeaves(_ db: Database, _ row: DocumentRow) throws -> VersionVector? {
+        guard let winner = row.tree.winner, let vector = try storedVector(db, row, of: winner) else { return nil }
+        guard row.tree.leaves.count > 1 else { return vector }
+        let others = try row.tree.leaves.filter { $0 != winner }.compactMap { try storedVector(db, row, of: $0) }
+        return (try? vector.withHistory(of: others)) ?? vector
     }
 
     /// The current version of `docID`'s winning revision, or nil for an unknown document.

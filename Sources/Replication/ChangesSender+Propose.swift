@@ -48,7 +48,7 @@ extension ChangesSender {
     /// parent (couchbase-lite-core's `shouldRetryConflictWithNewerAncestor`). Any other 409
     /// is a conflict: nothing is sent; the pull brings the peer's revision, this node
     /// resolves the conflict (its policy) and offers the resolution, whose vector holds the
-    /// peer's version (`DocumentStore.winnerVectorsOverLeaves`).
+    /// peer's version (`DocumentStore.winnerVersions`: the winner's vector over its other leaves).
     func proposalAnswers(to pending: PendingReply, batch: Batch) async throws -> [Set<RevID>?] {
         var statuses = Self.proposalStatuses(try await pending.value.get(), count: batch.entries.count)
         var retries: [(index: Int, parent: String)] = []
@@ -91,13 +91,5 @@ extension ChangesSender {
             default: return .refused(Int(clamping: code))
             }
         }
-    }
-
-    /// Puts in `versions` what is proposed for the page's documents that have other leaves
-    /// (branches a resolution closed): their winners' vectors over those leaves.
-    func proposalVectors(_ page: [ChangedDocument], into versions: inout [String: VersionVector]) async throws {
-        let branched = page.filter { $0.listing.tree.leaves.count > 1 }.map(\.listing.docID)
-        guard !branched.isEmpty else { return }
-        for (docID, vector) in try await store.winnerVectorsOverLeaves(branched) { versions[docID] = vector }
     }
 }

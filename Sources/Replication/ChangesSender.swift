@@ -168,8 +168,7 @@ final class ChangesSender: Sendable {
                     let from = since
                     prefetched = Task { try await self.readPage(since: from) }
                 }
-                var versions = options.versionVectors ? try await currentVersions(page) : [:]
-                if options.proposes { try await proposalVectors(page, into: &versions) }
+                let versions = options.versionVectors ? try await currentVersions(page) : [:]
                 var batch = makeBatch(page.map(\.listing), lost: lost, versions: versions, vectors: page.map(\.offeredWinnerVector))
                 batch.vectors = versions
                 scanned.withLock { $0 = since }
@@ -385,7 +384,9 @@ final class ChangesSender: Sendable {
     }
 
     /// The winners' vectors of a page, for a peer that names revisions by versions: as
-    /// read with the bodies, the others (a channel-limited feed) in one more read.
+    /// read with the bodies, the others (a channel-limited feed, and documents with other
+    /// leaves, whose versions the vector shown takes in: `DocumentStore.winnerVersions`)
+    /// in one more read.
     private func currentVersions(_ page: [ChangedDocument]) async throws -> [String: VersionVector] {
         var versions: [String: VersionVector] = [:]
         var unread: [String] = []
@@ -443,8 +444,8 @@ final class ChangesSender: Sendable {
         guard let outgoing, let body = ReplicationMessages.outgoingBody(outgoing) else { return nil }
         if options.versionVectors {
             // The vector: `rev` its current version, `history` the rest (CBMobile_4).
-            guard let vector = options.proposes ? proposed ?? (try? outgoing.version()) : try? outgoing.version()
-            else { return nil }
+            // The winner's as the peer is shown it (`currentVersions`), else the stored one.
+            guard let vector = proposed ?? (try? outgoing.version()) else { return nil }
             var properties = [
                 ("Profile", ReplicationMessages.rev), ("id", entry.docID), ("rev", vector.current.description),
                 ("sequence", entry.sequence.canonicalString),

@@ -193,6 +193,52 @@ import TestSupport
         #expect(try await Self.document(node, "twice")["from"]?.stringValue == "first")
     }
 
+    /// A document whose conflict the node resolved: the vector a Couchbase Lite 4 client
+    /// pulls holds the closed branch's versions, so a client that held that branch takes
+    /// the resolution as its successor, and its next edit on top is accepted (not 409).
+    @Test func aResolvedBranchIsInTheVectorAClientPullsAndEditsOnTopOf() async throws {
+        let node = try await TestNode.start(conflicts: .winner)
+        defer { Task { await node.stop() } }
+        let base = try #require(try await node.request("PUT", "/db/doc", json: ["v": "base"], admin: true).rev)
+        _ = try await node.request("PUT", "/db/doc?rev=\(base)", json: ["v": "node"], admin: true)
+        let baseDigest = String(base.split(separator: "-")[1])
+        let branch = try await node.request("PUT", "/db/doc?new_edits=false", json: [
+            "_rev": "2-ffffffffffffffffffffffffffffffffffffffff", "v": "branch",
+            "_revisions": ["start": 2, "ids": ["ffffffffffffffffffffffffffffffffffffffff", .string(baseDigest)]],
+        ], admin: true)
+        #expect(branch.status == 201, "\(branch)")
+        let resolved = await eventually {
+            (try? await node.request("GET", "/db/doc?conflicts=true", admin: true).json["_conflicts"]) == nil
+        }
+        #expect(resolved, "the node did not resolve the conflict")
+        let raw = try await node.request("GET", "/db/_raw/doc", admin: true).json["_sync"]
+        let leaves = (raw?["leaves"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let winner = try #require(raw?["rev"]?.stringValue)
+        #expect(leaves.count == 2, "a winner and the closed branch: \(leaves)")
+        let closed = try #require(leaves.first { $0 != winner })
+        let closedVersion = try #require(
+            try await node.request("GET", "/db/doc?rev=\(closed)&show_cv=true", admin: true).json["_cv"]?.stringValue)
+        let editVersion = Self.clientVersion(0x40000)
+
+        try await Self.asClient(node, offering: "BLIP_3+CBMobile_4") { connection in
+            let pulled = try await Self.pull(connection)
+            let rev = try #require(pulled.revs.first { $0.id == "doc" })
+            let vector = try VersionVector.parseRevMessage(rev: rev.rev, history: rev.history).vector
+            #expect(vector.contains(try Version(parsing: closedVersion)), "the closed branch's version is in \(rev)")
+            // An edit on top of what it pulled continues the node's winner.
+            let edit = try vector.addingLocalEdit(source: Self.client, time: editVersion.time)
+            #expect(try await Self.proposeChanges(connection, [
+                ["doc", .string(edit.current.description), .string(vector.current.description)],
+            ]) == [])
+            try await Self.rev(connection, id: "doc", vector: edit, body: ["v": "client"])
+            await connection.close()
+        }
+        let stored = try await Self.document(node, "doc")
+        #expect(stored["v"]?.stringValue == "client")
+        #expect(stored["_cv"]?.stringValue == editVersion.description)
+        #expect(try await node.request("GET", "/db/doc?conflicts=true", admin: true).json["_conflicts"] == nil)
+    }
+
     @Test func anAttachmentStubWithoutRevposIsFetchedAndStored() async throws {
         let node = try await TestNode.start()
         defer { Task { await node.stop() } }
