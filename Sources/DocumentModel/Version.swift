@@ -22,6 +22,16 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `<hex time>@<source>`; `@*` is accepted when `localSource` is given.
     public init(parsing text: some StringProtocol, localSource: SourceID? = nil) throws(VersionVectorError) {
+        try self.init(parsingAny: text, localSource: localSource)
+    }
+
+    /// `init(parsing:)` of a `String`, specialized for callers in other modules (see
+    /// `VersionVector.init(parsing:)` of a `String`).
+    public init(parsing text: String, localSource: SourceID? = nil) throws(VersionVectorError) {
+        try self.init(parsingAny: text, localSource: localSource)
+    }
+
+    private init(parsingAny text: some StringProtocol, localSource: SourceID?) throws(VersionVectorError) {
         // The bytes in place (a native string's or substring's storage); a copy otherwise.
         let parsed = text.utf8.withContiguousStorageIfAvailable { bytes in
             Result { () throws(VersionVectorError) in try Version(utf8: bytes, text: text, localSource: localSource) }

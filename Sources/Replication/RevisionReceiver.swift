@@ -71,6 +71,7 @@ final class RevisionReceiver: Sendable {
         self.logger = logger
         self.noConflicts = noConflicts
         claims = RevisionClaims.of(store)
+        claims.enter()
         // The inserter reports back without keeping the receiver alive.
         let owner = WeakReceiver()
         inserter = RevisionInserter(
@@ -83,6 +84,7 @@ final class RevisionReceiver: Sendable {
     }
 
     deinit {
+        if !ended.withLock({ $0 }) { claims.leave() }
         claims.releaseAll(owner: ObjectIdentifier(self))
     }
 
@@ -133,7 +135,11 @@ final class RevisionReceiver: Sendable {
 
     /// Releases pull waiters and this connection's claims (connection gone).
     func endPull() {
-        ended.withLock { $0 = true }
+        let ending = ended.withLock { ended in
+            defer { ended = true }
+            return !ended
+        }
+        if ending { claims.leave() }
         claims.releaseAll(owner: ObjectIdentifier(self))
         let waiters = pull.withLock { state -> [CheckedContinuation<Void, Never>] in
             defer { state = nil }
@@ -311,7 +317,8 @@ final class RevisionReceiver: Sendable {
     /// is waited for (up to `RevisionClaims.patience`), then asked for only if the store
     /// still lacks it.
     func claimed(_ pairs: [(String, RevID)], wanted: [[RevID]?]) async throws(BLIPError) -> [[RevID]?] {
-        try await claimed(keys: pairs.map { Self.key($0.0, $0.1.description) }, wanted: wanted) { positions throws(BLIPError) in
+        guard claims.isShared else { return wanted }
+        return try await claimed(keys: pairs.map { Self.key($0.0, $0.1.description) }, wanted: wanted) { positions throws(BLIPError) in
             try await missing(positions.map { pairs[$0] })
         }
     }
@@ -323,6 +330,8 @@ final class RevisionReceiver: Sendable {
     func claimed<Answer: Sendable>(
         keys: [String], wanted: [Answer?], recheck: ([Int]) async throws(BLIPError) -> [Answer?]
     ) async throws(BLIPError) -> [Answer?] {
+        // Alone, a connection has nobody to ask twice (`RevisionClaims.isShared`).
+        guard claims.isShared else { return wanted }
         let positions = wanted.indices.filter { wanted[$0] != nil }
         guard !positions.isEmpty else { return wanted }
         let owner = ObjectIdentifier(self)
@@ -422,7 +431,9 @@ final class RevisionReceiver: Sendable {
     /// Records that wanted revisions arrived (or failed), under one lock.
     func finish(_ revisions: [(docID: String, rev: String, failed: Bool)]) {
         guard !revisions.isEmpty else { return }
-        claims.release(revisions.map { Self.key($0.docID, $0.rev) }, owner: ObjectIdentifier(self))
+        if claims.holdsAny(owner: ObjectIdentifier(self)) {
+            claims.release(revisions.map { Self.key($0.docID, $0.rev) }, owner: ObjectIdentifier(self))
+        }
         updatePull { state in
             for (docID, rev, _) in revisions {
                 if let index = state.pending.removeValue(forKey: Self.key(docID, rev)) { state.tracker.complete(index) }
