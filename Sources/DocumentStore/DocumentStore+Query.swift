@@ -174,12 +174,13 @@ extension DocumentStore {
         return DocumentListing(docID: key, sequence: UInt64(row[1] as Int64), tree: tree, body: body)
     }
 
-    /// The revision tree in column 2 of a row whose column 0 is the document's key.
-    static func tree(_ row: Row) throws -> RevTree {
+    /// The revision tree in `column` (2 unless given) of a row whose column 0 is the
+    /// document's key.
+    static func tree(_ row: Row, column: Int = 2) throws -> RevTree {
         do {
-            return try RevTree(serialized: row[2] as Data)
+            return try RevTree(serialized: row[column] as Data)
         } catch {
-            throw StoreError(.storage, reason: "corrupt revision tree for \(row[0] as String)")
+            throw StoreError(.storage, reason: "corrupt revision tree for \(row[0] as String): \(error)")
         }
     }
 }

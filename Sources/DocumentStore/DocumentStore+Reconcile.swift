@@ -29,18 +29,19 @@ extension DocumentStore {
         let compared = vectors.indices.filter { vectors[$0] != .unknown }
         guard !compared.isEmpty else { return (try await missingRevisions(offered), []) }
         return try await read { db in
-            var keys = Array(Set(offered.map(\.docID)))
-            keys.sort()
-            let trees = try Self.trees(db, keys: keys)
+            // The trees and the winners' stored vector texts (`docs.vv`) in one query.
+            var trees: [String: RevTree] = [:]
+            var texts: [String: String?] = [:]
+            try Self.forEachDocument(db, keys: Self.distinctKeys(offered), columns: "key, tree, vv") { row in
+                let key: String = row[0]
+                trees[key] = try Self.tree(row, column: 1)
+                texts[key] = row[2] as String?
+            }
             let missing = Self.missing(offered, trees: trees)
-            let candidates = compared.filter { missing[$0] == nil && trees[offered[$0].docID]?.winner == offered[$0].rev }
-            guard !candidates.isEmpty else { return (missing, []) }
-            let texts = try Self.winnerVectorTexts(db, keys: Array(Set(candidates.map { offered[$0].docID })))
-            let differing = candidates.filter { position in
-                guard let stored = texts[offered[position].docID], stored.winner == offered[position].rev.description else {
-                    return false
-                }
-                return vectors[position] != .stored(stored.text)
+            let differing = compared.filter { position in
+                let (docID, rev) = offered[position]
+                guard missing[position] == nil, trees[docID]?.winner == rev, let text = texts[docID] else { return false }
+                return vectors[position] != .stored(text)
             }
             return (missing, differing)
         }
@@ -92,16 +93,5 @@ extension DocumentStore {
         try indexWinnerAccess(db, docRow: row.rowID, winner: rev, access: nil, sequence: counters.lastSequence)
         try db.cachedStatement(sql: "UPDATE \(Tables.docs) SET seq = ? WHERE id = ?")
             .execute(arguments: [Int64(clamping: counters.lastSequence), row.rowID])
-    }
-
-    /// The winner and its stored vector text (nil: legacy alone) of those of `keys`
-    /// (distinct) that are stored, read by a few `IN (…)` queries.
-    static func winnerVectorTexts(_ db: Database, keys: [String]) throws -> [String: (winner: String, text: String?)] {
-        var found: [String: (winner: String, text: String?)] = [:]
-        try forEachDocument(db, keys: keys, columns: "key, winner, vv") { row in
-            guard let winner: String = row[1] else { return }
-            found[row[0]] = (winner, row[2])
-        }
-        return found
     }
 }

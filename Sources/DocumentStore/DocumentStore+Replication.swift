@@ -96,13 +96,18 @@ extension DocumentStore {
     /// answer per revision, without building it per document.
     public func missingRevisions(_ offered: [(docID: String, rev: RevID)]) async throws(StoreError) -> [[RevID]?] {
         try await read { db in
-            var keys = offered.map(\.docID)
-            keys.sort()
-            var distinct: [String] = []
-            distinct.reserveCapacity(keys.count)
-            for key in keys where key != distinct.last { distinct.append(key) }
-            return Self.missing(offered, trees: try Self.trees(db, keys: distinct))
+            Self.missing(offered, trees: try Self.trees(db, keys: Self.distinctKeys(offered)))
         }
+    }
+
+    /// The documents of `offered`, each once, sorted.
+    static func distinctKeys(_ offered: [(docID: String, rev: RevID)]) -> [String] {
+        var keys = offered.map(\.docID)
+        keys.sort()
+        var distinct: [String] = []
+        distinct.reserveCapacity(keys.count)
+        for key in keys where key != distinct.last { distinct.append(key) }
+        return distinct
     }
 
     /// Per offered revision: nil when its document's tree holds it, else the leaves that
@@ -120,12 +125,7 @@ extension DocumentStore {
     static func trees(_ db: Database, keys: [String]) throws -> [String: RevTree] {
         var trees: [String: RevTree] = [:]
         try forEachDocument(db, keys: keys, columns: "key, tree") { row in
-            let key: String = row[0]
-            do {
-                trees[key] = try RevTree(serialized: row[1] as Data)
-            } catch {
-                throw StoreError(.storage, reason: "corrupt revision tree for \(key): \(error)")
-            }
+            trees[row[0]] = try tree(row, column: 1)
         }
         return trees
     }

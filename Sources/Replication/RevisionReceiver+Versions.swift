@@ -76,7 +76,7 @@ extension RevisionReceiver {
         }
         // What another connection is receiving is asked for once (`RevisionClaims`).
         let wanted = try await claimed(
-            keys: entries.map { Self.key($0.docID, $0.text) }, wanted: try await answers(Array(entries.indices)),
+            try await answers(Array(entries.indices)), wants: { $0 != nil }, key: { Self.key(entries[$0].docID, entries[$0].text) },
             recheck: answers)
         if entries.contains(where: \.lostAccess) { await purgeLost(entries.map { ($0.docID, $0.lostAccess) }) }
         progress.update { $0.docsCheckedPull += entries.count }
@@ -135,17 +135,10 @@ extension RevisionReceiver {
         }
         // A proposal answered "send it" claims the revision (`RevisionClaims`): the same
         // revision proposed over another connection meanwhile waits for it.
-        let first = try await statuses(Array(proposals.indices))
-        var rechecked: [Int: (status: Int, current: String?)] = [:]
-        let sendIt = try await claimed(
-            keys: proposals.map { Self.key($0.docID, $0.revisionName) },
-            wanted: first.map { $0.status == 0 ? $0 : nil }
-        ) { positions throws(BLIPError) in
-            let again = try await statuses(positions)
-            for (position, answer) in zip(positions, again) { rechecked[position] = answer }
-            return again.map { $0.status == 0 ? $0 : nil }
-        }
-        return Self.proposeChangesReply(message, first.indices.map { sendIt[$0] ?? rechecked[$0] ?? first[$0] })
+        let answers = try await claimed(
+            try await statuses(Array(proposals.indices)), wants: { $0.status == 0 },
+            key: { Self.key(proposals[$0].docID, proposals[$0].revisionName) }, recheck: statuses)
+        return Self.proposeChangesReply(message, answers)
     }
 
     /// One proposed revision of a version-vector peer.

@@ -317,40 +317,41 @@ final class RevisionReceiver: Sendable {
     /// is waited for (up to `RevisionClaims.patience`), then asked for only if the store
     /// still lacks it.
     func claimed(_ pairs: [(String, RevID)], wanted: [[RevID]?]) async throws(BLIPError) -> [[RevID]?] {
-        guard claims.isShared else { return wanted }
-        return try await claimed(keys: pairs.map { Self.key($0.0, $0.1.description) }, wanted: wanted) { positions throws(BLIPError) in
-            try await missing(positions.map { pairs[$0] })
+        try await claimed(wanted, wants: { $0 != nil }, key: { Self.key(pairs[$0].0, pairs[$0].1.description) }) {
+            positions throws(BLIPError) in try await missing(positions.map { pairs[$0] })
         }
     }
 
-    /// `claimed(_:wanted:)` for any answer: `keys` names each offered revision (document
-    /// and revision ID, or version, as its `rev` will name it), `wanted` is nil where we
-    /// have it, and `recheck` answers again for the given positions once the claims that
-    /// held them ended.
+    /// `claimed(_:wanted:)` for any answer: per offered revision its `answer`, of which
+    /// those `wants` accepts ask for the revision; `key` names the revision at a position
+    /// (document and revision ID, or version, as its `rev` will name it); `recheck`
+    /// answers again for the given positions once the claims that held them ended. Returns
+    /// the answers, rechecked where they waited.
     func claimed<Answer: Sendable>(
-        keys: [String], wanted: [Answer?], recheck: ([Int]) async throws(BLIPError) -> [Answer?]
-    ) async throws(BLIPError) -> [Answer?] {
+        _ answers: [Answer], wants: (Answer) -> Bool, key: (Int) -> String,
+        recheck: ([Int]) async throws(BLIPError) -> [Answer]
+    ) async throws(BLIPError) -> [Answer] {
         // Alone, a connection has nobody to ask twice (`RevisionClaims.isShared`).
-        guard claims.isShared else { return wanted }
-        let positions = wanted.indices.filter { wanted[$0] != nil }
-        guard !positions.isEmpty else { return wanted }
+        guard claims.isShared else { return answers }
+        let positions = answers.indices.filter { wants(answers[$0]) }
+        guard !positions.isEmpty else { return answers }
         let owner = ObjectIdentifier(self)
-        let claimedKeys = positions.map { keys[$0] }
+        let claimedKeys = positions.map(key)
         let elsewhere = claims.claim(claimedKeys, owner: owner)
         // Checked after claiming: `endPull` sets `ended` before it releases everything,
         // so a claim made after that release is seen here and undone.
         if ended.withLock({ $0 }) {
             claims.releaseAll(owner: owner)
-            return wanted
+            return answers
         }
-        guard !elsewhere.isEmpty else { return wanted }
+        guard !elsewhere.isEmpty else { return answers }
         _ = await claims.waitForRelease(elsewhere.map { claimedKeys[$0] }, owner: owner)
         let again = try await recheck(elsewhere.map { positions[$0] })
-        var result = wanted
+        var result = answers
         var stillMissing: [String] = []
         for (index, answer) in zip(elsewhere, again) {
             result[positions[index]] = answer
-            if answer != nil { stillMissing.append(claimedKeys[index]) }
+            if wants(answer) { stillMissing.append(claimedKeys[index]) }
         }
         claims.take(stillMissing, owner: owner)
         if ended.withLock({ $0 }) || Task.isCancelled { claims.releaseAll(owner: owner) }
