@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""A one-shot pull between two `shoal serve` processes on loopback, as a user runs it, for
-A/B comparisons of builds and for profiles of one side (the NodeProcesses benchmark
-measures the same; this script alternates builds in one go and can attach perf).
+"""A one-shot pull (or push) between two `shoal serve` processes on loopback, as a user
+runs it, for A/B comparisons of builds and for profiles of one side (the NodeProcesses
+benchmark measures the same; this script alternates builds in one go and can attach perf).
 
-  pull-two-process.py [--docs N] [--rounds R] [--perf target|source] BIN [BIN...]
+  pull-two-process.py [--docs N] [--rounds R] [--direction pull|push] [--perf target|source] BIN [BIN...]
 
 For each round and each binary: a source node is loaded with N new documents (random
 32-hex IDs, ~1 KB bodies, `_bulk_docs` of 1,000), a fresh target pulls them
-(`PUT /db/_replication/p1 {"remote": ..., "direction": "pull"}`), and the script prints
+(`PUT /db/_replication/p1 {"remote": ..., "direction": "pull"}`; with `--direction push`
+the source pushes to the fresh target instead), and the script prints
 the pull's rate and each process's CPU per 1,000 documents (utime+stime from /proc).
 With several binaries or rounds it ends with the medians. `--perf SIDE` records
 `perf record -e cpu-clock --call-graph dwarf` of that process during the pull into
-/tmp/pull-SIDE-<binary name>.data (then `perf script -F tid,ip,sym` and
+/tmp/DIRECTION-SIDE-<binary name>.data (then `perf script -F tid,ip,sym` and
 scripts/pull-categories.py). Uses ports 15984-16985 on 127.0.0.1.
 """
 import argparse, os, random, shutil, statistics, subprocess, sys, tempfile, time
@@ -46,7 +47,7 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def pull_once(binary, documents, perf_side):
+def pull_once(binary, documents, perf_side, direction="pull"):
     source, source_dir = start(binary, "source", 15984, 15985)
     target, target_dir = None, None
     try:
@@ -62,14 +63,18 @@ def pull_once(binary, documents, perf_side):
         perf = None
         if perf_side:
             pid = (source if perf_side == "source" else target).pid
-            output = f"/tmp/pull-{perf_side}-{os.path.basename(binary)}.data"
+            output = f"/tmp/{direction}-{perf_side}-{os.path.basename(binary)}.data"
             perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "-F", "999", "--call-graph", "dwarf,16384",
                                      "-o", output, "-p", str(pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(1)
         source_cpu, target_cpu = cpu_seconds(source.pid), cpu_seconds(target.pid)
         began = time.time()
-        status, body = request(16985, "PUT", "/db/_replication/p1",
-                               {"remote": "ws://127.0.0.1:15984/db", "direction": "pull"})
+        if direction == "pull":
+            status, body = request(16985, "PUT", "/db/_replication/p1",
+                                   {"remote": "ws://127.0.0.1:15984/db", "direction": "pull"})
+        else:
+            status, body = request(15985, "PUT", "/db/_replication/p1",
+                                   {"remote": "ws://127.0.0.1:16984/db", "direction": "push"})
         if status >= 300:
             sys.exit(f"PUT _replication answered {status}: {str(body)[:200]}")
         while request(16985, "GET", "/db")[1]["doc_count"] < documents:
@@ -95,6 +100,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--direction", choices=["pull", "push"], default="pull")
     parser.add_argument("--perf", choices=["target", "source"])
     parser.add_argument("binaries", nargs="+")
     arguments = parser.parse_args()
@@ -102,7 +108,7 @@ def main():
     for _ in range(arguments.rounds):
         for binary in arguments.binaries:
             load = open("/proc/loadavg").read().split()[0]
-            rate, source, target = pull_once(binary, arguments.docs, arguments.perf)
+            rate, source, target = pull_once(binary, arguments.docs, arguments.perf, arguments.direction)
             results[binary].append((rate, source, target))
             print(f"{binary}: {rate:,.0f} docs/s; CPU per 1k docs: source {source:.1f} ms, target {target:.1f} ms"
                   f" (load {load} before)", flush=True)

@@ -158,10 +158,19 @@ enum BLIPWebSocketChannel {
         on channel: any Channel, isClient: Bool, pingPeriod: TimeAmount?, subprotocol: String? = nil
     ) throws -> WebSocketLink {
         let link = WebSocketLink(eventLoop: channel.eventLoop, subprotocol: subprotocol)
+        let operations = channel.pipeline.syncOperations
+        // A client's frames are masked; they go out in front of NIO's encoder, which
+        // masks a byte at a time (`MaskedFrameWriter`).
+        var maskedWriter: MaskedFrameWriter?
+        if isClient {
+            let writer = MaskedFrameWriter()
+            try operations.addHandler(writer, position: .before(try operations.handler(type: WebSocketFrameEncoder.self)))
+            maskedWriter = writer
+        }
         let handler = BLIPWebSocketHandler(
             link: link, isClient: isClient, pingPeriod: pingPeriod,
-            closeTimeout: TimeAmount(BLIPWebSocket.closeTimeout), maxMessageSize: BLIPWebSocket.maxWebSocketFrame)
-        let operations = channel.pipeline.syncOperations
+            closeTimeout: TimeAmount(BLIPWebSocket.closeTimeout), maxMessageSize: BLIPWebSocket.maxWebSocketFrame,
+            maskedWriter: maskedWriter)
         let decoder = try operations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
         try operations.addHandler(handler, position: .after(decoder))
         return link

@@ -4,7 +4,7 @@ import NIOWebSocket
 /// The NIO channel handler of a BLIP WebSocket (after the upgrade, behind NIO's
 /// WebSocket frame encoder and decoder): binary messages become BLIP frames for the
 /// `WebSocketLink`, the link's frames go out as binary messages (masked on the client
-/// side), written together and flushed once per burst. It answers pings, sends its
+/// side, by `MaskedFrameWriter` when it has one), written together and flushed once per burst. It answers pings, sends its
 /// own pings for the heartbeat, and runs the closing handshake.
 ///
 /// It consumes every frame; nothing reaches handlers behind it. Frames written by
@@ -34,6 +34,9 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
     let pingPeriod: TimeAmount?
     let closeTimeout: TimeAmount
     let maxMessageSize: Int
+    /// A client's frames go out through it, masked a word at a time (nil: through NIO's
+    /// encoder behind this handler, masked there on a client).
+    let maskedWriter: MaskedFrameWriter?
 
     private var context: ChannelHandlerContext?
     private var closeState = CloseState.open
@@ -51,9 +54,13 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// True once the link was told how the connection ended.
     private var reported = false
 
-    init(link: WebSocketLink, isClient: Bool, pingPeriod: TimeAmount?, closeTimeout: TimeAmount, maxMessageSize: Int) {
+    init(
+        link: WebSocketLink, isClient: Bool, pingPeriod: TimeAmount?, closeTimeout: TimeAmount, maxMessageSize: Int,
+        maskedWriter: MaskedFrameWriter? = nil
+    ) {
         self.link = link
         self.isClient = isClient
+        self.maskedWriter = maskedWriter
         self.pingPeriod = pingPeriod
         self.closeTimeout = closeTimeout
         self.maxMessageSize = maxMessageSize
@@ -132,9 +139,9 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 return
             }
             if frame.fin {
-                deliverMessage(frame.unmaskedData, text: frame.opcode == .text)
+                deliverMessage(frame.unmaskedPayload, text: frame.opcode == .text)
             } else {
-                fragments = frame.unmaskedData
+                fragments = frame.unmaskedPayload
                 fragmentsAreText = frame.opcode == .text
             }
         case .continuation:
@@ -142,7 +149,7 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 fail(.protocolError("WebSocket: continuation frame without a message"), code: .protocolError, context: context)
                 return
             }
-            var data = frame.unmaskedData
+            var data = frame.unmaskedPayload
             guard buffer.readableBytes + data.readableBytes <= maxMessageSize else {
                 fail(.protocolError("WebSocket message larger than \(maxMessageSize) bytes"), code: .messageTooLarge,
                      context: context)
@@ -157,7 +164,7 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
             }
         case .ping:
             guard closeState == .open else { return }
-            write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData), context: context)
+            write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedPayload), context: context)
             context.flush()
         case .pong:
             break
@@ -217,7 +224,7 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
         let frame = unwrapOutboundIn(data)
         promise?.succeed(())
         if frame.opcode == .connectionClose {
-            var data = frame.unmaskedData
+            var data = frame.unmaskedPayload
             let code = data.readWebSocketErrorCode() ?? .normalClosure
             let reason = data.readString(length: data.readableBytes)
             report(.closed(nil))
@@ -240,6 +247,10 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     private func write(_ frame: WebSocketFrame, context: ChannelHandlerContext, promise: EventLoopPromise<Void>? = nil) {
+        if let maskedWriter {
+            maskedWriter.write(frame, promise: promise)
+            return
+        }
         var frame = frame
         if isClient {
             frame.maskKey = .random()
@@ -266,7 +277,7 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func receivedClose(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
         switch closeState {
         case .open:
-            var data = frame.unmaskedData
+            var data = frame.unmaskedPayload
             let code = data.readWebSocketErrorCode()
             let reason = data.readString(length: data.readableBytes) ?? ""
             switch code {

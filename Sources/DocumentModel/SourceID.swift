@@ -58,29 +58,38 @@ public struct SourceID: Sendable, Hashable, Comparable, CustomStringConvertible 
         self.init(base64Bytes: Array(text.utf8))
     }
 
-    /// `init(base64:)` over the text's UTF-8 bytes. Decodes straight into the two
-    /// words (a `rev` from a Shoal peer parses one per revision received).
+    /// `init(base64:)` over the text's UTF-8 bytes (a `rev` from a Shoal peer parses one
+    /// per revision received): straight from contiguous bytes when they are.
     init?(base64Bytes utf8: some Collection<UInt8>) {
         guard utf8.count == Self.textLength else { return nil }
-        var bits: UInt64 = 0
-        var bitCount = 0
-        var decoded = 0
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for (i, c) in utf8.enumerated() {
-            guard let value = Self.decodeTable[Int(c)] else { return nil }
-            if i == Self.textLength - 1 && value & 0x0F != 0 { return nil }
-            bits = bits << 6 | UInt64(value)
-            bitCount += 6
-            if bitCount >= 8 {
-                bitCount -= 8
-                let byte = bits >> UInt64(bitCount) & 0xFF
-                if decoded < 8 { high = high << 8 | byte } else { low = low << 8 | byte }
-                decoded += 1
+        guard let decoded = utf8.withContiguousStorageIfAvailable({ Self.decode(base64: $0) })
+            ?? Array(utf8).withUnsafeBufferPointer({ Self.decode(base64: $0) })
+        else { return nil }
+        self = decoded
+    }
+
+    /// Decodes exactly `textLength` base64 characters into the two words: 10 characters
+    /// and 4 bits of the 11th make `high`, its last 2 bits, 10 characters and 2 bits of
+    /// the 22nd make `low`; the 22nd's last 4 bits must be 0. Nil for any other text.
+    static func decode(base64 utf8: UnsafeBufferPointer<UInt8>) -> SourceID? {
+        guard utf8.count == textLength else { return nil }
+        return sextets.withUnsafeBufferPointer { table -> SourceID? in
+            var invalid: UInt8 = 0  // any character outside the alphabet sets bit 7
+            func sextet(_ i: Int) -> UInt64 {
+                let value = table[Int(utf8[i])]
+                invalid |= value
+                return UInt64(value & 0x3F)
             }
+            var high: UInt64 = 0
+            for i in 0..<10 { high = high << 6 | sextet(i) }
+            let eleventh = sextet(10)
+            high = high << 4 | eleventh >> 2
+            var low = eleventh & 0x3
+            for i in 11..<21 { low = low << 6 | sextet(i) }
+            let last = sextet(21)
+            guard invalid & 0x80 == 0, last & 0x0F == 0 else { return nil }
+            return SourceID(high: high, low: low << 2 | last >> 4)
         }
-        guard decoded == 16 else { return nil }
-        self.init(high: high, low: low)
     }
 
     /// The 22-character unpadded base64 form.
@@ -119,8 +128,9 @@ public struct SourceID: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    static let decodeTable: [UInt8?] = {
-        var table = [UInt8?](repeating: nil, count: 256)
+    /// Each byte's value in the alphabet; 0xFF for a byte outside it.
+    static let sextets: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
         for (i, c) in alphabet.enumerated() { table[Int(c)] = UInt8(i) }
         return table
     }()

@@ -28,7 +28,41 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
     /// `init(parsing:)` of a `String`, specialized for callers in other modules (see
     /// `VersionVector.init(parsing:)` of a `String`).
     public init(parsing text: String, localSource: SourceID? = nil) throws(VersionVectorError) {
+        if let version = Self.canonical(text) {
+            self = version
+            return
+        }
         try self.init(parsingAny: text, localSource: localSource)
+    }
+
+    /// `text` when it is exactly `<hex time>@<22 base64 characters>` with a valid time
+    /// and source, the form nearly every stored or sent version has; nil for anything
+    /// else, which the general parser then reads (and says what is wrong with it).
+    static func canonical(_ text: String) -> Version? {
+        var text = text
+        return text.withUTF8 { canonical(utf8: $0) }
+    }
+
+    /// `canonical(_:)` over contiguous UTF-8.
+    static func canonical(utf8: UnsafeBufferPointer<UInt8>) -> Version? {
+        let at = utf8.count - SourceID.textLength - 1
+        guard at >= 1, at <= 16, utf8[at] == UInt8(ascii: "@"), utf8[0] != UInt8(ascii: "0") else { return nil }
+        var time: UInt64 = 0
+        for i in 0..<at {
+            let c = utf8[i]
+            let digit: UInt8
+            if c &- UInt8(ascii: "0") < 10 {
+                digit = c &- UInt8(ascii: "0")
+            } else if c &- UInt8(ascii: "a") < 6 {
+                digit = c &- UInt8(ascii: "a") &+ 10
+            } else {
+                return nil
+            }
+            time = time << 4 | UInt64(digit)
+        }
+        guard let source = SourceID.decode(base64: UnsafeBufferPointer(rebasing: utf8[(at + 1)...])), !source.isMe
+        else { return nil }
+        return Version(time: time, source: source)
     }
 
     private init(parsingAny text: some StringProtocol, localSource: SourceID?) throws(VersionVectorError) {

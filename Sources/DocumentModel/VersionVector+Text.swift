@@ -36,6 +36,12 @@ extension VersionVector {
     /// other modules: there a generic one runs unspecialized, through witness tables
     /// (7 µs for one version in a release build, against well under 1 µs specialized).
     public init(parsing text: String, localSource: SourceID? = nil) throws(VersionVectorError) {
+        // One version in its canonical form (a revision written once): no lists, no
+        // substrings (`Version.canonical`).
+        if let version = Version.canonical(text) {
+            self.init(version)
+            return
+        }
         self = try Self.parseVector(text, localSource: localSource)
     }
 

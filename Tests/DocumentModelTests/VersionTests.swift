@@ -82,6 +82,41 @@ import TestSupport
         }
     }
 
+    // A `String` first goes through `Version.canonical` (straight from its UTF-8), a
+    // `Substring` through the general parser: both read every text alike, valid or not.
+    @Test func canonicalFastPathAgreesWithTheGeneralParser() {
+        var rng = SplitMix64(seed: 23)
+        let alphabet = Array("0123456789abcdefAZaz+/@*, ;".utf8)
+        for _ in 0..<2_000 {
+            let v = Version(time: max(1, rng.next() >> UInt64(rng.int(0...63))), source: SourceID(high: rng.next(), low: rng.next()))
+            var bytes = Array(v.description.utf8)
+            if rng.int(0...2) > 0 {  // two thirds mutated: a byte replaced, dropped or added
+                let at = rng.int(0...(bytes.count - 1))
+                switch rng.int(0...2) {
+                case 0: bytes[at] = alphabet[rng.int(0...(alphabet.count - 1))]
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(alphabet[rng.int(0...(alphabet.count - 1))], at: at)
+                }
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            let fast = Result { () throws(VersionVectorError) in try Version(parsing: text) }
+            let general = Result { () throws(VersionVectorError) in try Version(parsing: text[...]) }
+            #expect(fast == general, "\(text)")
+            let fastVector = Result { () throws(VersionVectorError) in try VersionVector(parsing: text) }
+            let generalVector = Result { () throws(VersionVectorError) in try VersionVector(parsing: text[...]) }
+            #expect(fastVector == generalVector, "\(text)")
+        }
+    }
+
+    @Test func sourceIDDecodesEveryBytePattern() {
+        var rng = SplitMix64(seed: 29)
+        for _ in 0..<1_000 {
+            let id = SourceID(high: rng.next(), low: rng.next())
+            #expect(SourceID(base64: id.base64) == id)
+            #expect(SourceID(base64: id.base64[...]) == id)
+        }
+    }
+
     // VersionVectorTest.cc "Legacy Version"; SG LegacyRevToRevTreeEncodedVersion.
     @Test func legacyVersionOfRevisionID() {
         let v = Version.legacy(revID: RevID("12345-e0c8012361e94df6a1e1c2977169480e")!)
