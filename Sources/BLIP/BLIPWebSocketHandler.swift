@@ -4,8 +4,9 @@ import NIOWebSocket
 /// The NIO channel handler of a BLIP WebSocket (after the upgrade, behind NIO's
 /// WebSocket frame encoder and decoder): binary messages become BLIP frames for the
 /// `WebSocketLink`, the link's frames go out as binary messages (masked on the client
-/// side, by `MaskedFrameWriter` when it has one), written together and flushed once per burst. It answers pings, sends its
-/// own pings for the heartbeat, and runs the closing handshake.
+/// side, by `MaskedFrameWriter` when it has one), written together and flushed once
+/// per burst. It answers pings, sends its own pings for the heartbeat, and runs the
+/// closing handshake.
 ///
 /// It consumes every frame; nothing reaches handlers behind it. Frames written by
 /// handlers behind it (on the server side, the WebSocket layer of the HTTP server,
