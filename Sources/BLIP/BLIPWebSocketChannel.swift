@@ -168,7 +168,7 @@ enum BLIPWebSocketChannel {
             maskedWriter = writer
         }
         let handler = BLIPWebSocketHandler(
-            link: link, isClient: isClient, pingPeriod: pingPeriod,
+            link: link, pingPeriod: pingPeriod,
             closeTimeout: TimeAmount(BLIPWebSocket.closeTimeout), maxMessageSize: BLIPWebSocket.maxWebSocketFrame,
             maskedWriter: maskedWriter)
         let decoder = try operations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)

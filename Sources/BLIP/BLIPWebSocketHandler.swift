@@ -4,8 +4,8 @@ import NIOWebSocket
 /// The NIO channel handler of a BLIP WebSocket (after the upgrade, behind NIO's
 /// WebSocket frame encoder and decoder): binary messages become BLIP frames for the
 /// `WebSocketLink`, the link's frames go out as binary messages (masked on the client
-/// side, by `MaskedFrameWriter` when it has one), written together and flushed once
-/// per burst. It answers pings, sends its own pings for the heartbeat, and runs the
+/// side, through its `MaskedFrameWriter`), written together and flushed once per
+/// burst. It answers pings, sends its own pings for the heartbeat, and runs the
 /// closing handshake.
 ///
 /// It consumes every frame; nothing reaches handlers behind it. Frames written by
@@ -31,12 +31,11 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     let link: WebSocketLink
-    let isClient: Bool
     let pingPeriod: TimeAmount?
     let closeTimeout: TimeAmount
     let maxMessageSize: Int
-    /// A client's frames go out through it, masked a word at a time (nil: through NIO's
-    /// encoder behind this handler, masked there on a client).
+    /// A client's frames go out through it, masked; nil on the server side, whose frames
+    /// go to NIO's encoder unmasked.
     let maskedWriter: MaskedFrameWriter?
 
     private var context: ChannelHandlerContext?
@@ -56,11 +55,10 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var reported = false
 
     init(
-        link: WebSocketLink, isClient: Bool, pingPeriod: TimeAmount?, closeTimeout: TimeAmount, maxMessageSize: Int,
+        link: WebSocketLink, pingPeriod: TimeAmount?, closeTimeout: TimeAmount, maxMessageSize: Int,
         maskedWriter: MaskedFrameWriter? = nil
     ) {
         self.link = link
-        self.isClient = isClient
         self.maskedWriter = maskedWriter
         self.pingPeriod = pingPeriod
         self.closeTimeout = closeTimeout
@@ -250,13 +248,9 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func write(_ frame: WebSocketFrame, context: ChannelHandlerContext, promise: EventLoopPromise<Void>? = nil) {
         if let maskedWriter {
             maskedWriter.write(frame, promise: promise)
-            return
+        } else {
+            context.write(wrapOutboundOut(frame), promise: promise)
         }
-        var frame = frame
-        if isClient {
-            frame.maskKey = .random()
-        }
-        context.write(wrapOutboundOut(frame), promise: promise)
     }
 
     // MARK: Closing

@@ -35,34 +35,13 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
         try self.init(parsingAny: text, localSource: localSource)
     }
 
-    /// `text` when it is exactly `<hex time>@<22 base64 characters>` with a valid time
-    /// and source, the form nearly every stored or sent version has; nil for anything
-    /// else, which the general parser then reads (and says what is wrong with it).
+    /// `text` when it is one absolute version (`<hex time>@<22 base64 characters>`, the
+    /// form nearly every stored or sent version has), parsed by `init(utf8:…)` straight
+    /// from the string's UTF-8; nil for anything else, which the general parser then
+    /// reads (and says what is wrong with it).
     static func canonical(_ text: String) -> Version? {
-        var text = text
-        return text.withUTF8 { canonical(utf8: $0) }
-    }
-
-    /// `canonical(_:)` over contiguous UTF-8.
-    static func canonical(utf8: UnsafeBufferPointer<UInt8>) -> Version? {
-        let at = utf8.count - SourceID.textLength - 1
-        guard at >= 1, at <= 16, utf8[at] == UInt8(ascii: "@"), utf8[0] != UInt8(ascii: "0") else { return nil }
-        var time: UInt64 = 0
-        for i in 0..<at {
-            let c = utf8[i]
-            let digit: UInt8
-            if c &- UInt8(ascii: "0") < 10 {
-                digit = c &- UInt8(ascii: "0")
-            } else if c &- UInt8(ascii: "a") < 6 {
-                digit = c &- UInt8(ascii: "a") &+ 10
-            } else {
-                return nil
-            }
-            time = time << 4 | UInt64(digit)
-        }
-        guard let source = SourceID.decode(base64: UnsafeBufferPointer(rebasing: utf8[(at + 1)...])), !source.isMe
-        else { return nil }
-        return Version(time: time, source: source)
+        var utf8 = text
+        return utf8.withUTF8 { bytes in try? Version(utf8: bytes, text: text, localSource: nil) }
     }
 
     private init(parsingAny text: some StringProtocol, localSource: SourceID?) throws(VersionVectorError) {
@@ -102,7 +81,7 @@ public struct Version: Sendable, Hashable, CustomStringConvertible {
             self.init(time: time, source: localSource)
             return
         }
-        guard let source = SourceID(base64Bytes: sourceText) else {
+        guard let source = SourceID.decode(base64: UnsafeBufferPointer(rebasing: sourceText)) else {
             throw .invalidSourceID(String(decoding: sourceText, as: UTF8.self))
         }
         guard !source.isMe else { throw .invalidSourceID(String(decoding: sourceText, as: UTF8.self)) }
