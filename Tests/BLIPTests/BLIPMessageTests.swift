@@ -69,6 +69,36 @@ import Testing
         #expect(failure([0, 0]) == nil)  // empty key, empty value
     }
 
+    /// The ASCII fast path and the validating path give what `String(validating:)` gives
+    /// string by string, from slices that start anywhere in their array.
+    @Test func decodedStringsMatchUTF8Validation() {
+        var generator = SeededGenerator(seed: 41)
+        let alphabet: [[UInt8]] = [
+            Array("a".utf8), Array("Z9-_@".utf8), Array("é".utf8), Array("🐟".utf8), [0xC3], [0xFF], [0x80], [0x7F],
+        ]
+        for _ in 0..<3000 {
+            var strings: [[UInt8]] = []
+            for _ in 0..<(2 * Int.random(in: 1...4, using: &generator)) {
+                var string: [UInt8] = []
+                for _ in 0..<Int.random(in: 0...6, using: &generator) {
+                    string += alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
+                }
+                strings.append(string)
+            }
+            let prefix = generator.bytes(Int.random(in: 0...3, using: &generator))
+            let data = prefix + strings.flatMap { $0 + [0] }
+            let expected = strings.map { String(validating: $0, as: UTF8.self) }
+            switch BLIPMessage.decodeProperties(data[prefix.count...]) {
+            case .success(let pairs):
+                #expect(expected.allSatisfy { $0 != nil })
+                #expect(pairs.flatMap { [$0.0, $0.1] } == expected.compactMap { $0 })
+            case .failure(let error):
+                #expect(expected.contains { $0 == nil })
+                #expect(error.message.contains("UTF-8"))
+            }
+        }
+    }
+
     @Test func errorReplyRoundTrip() {
         let error = BLIPError(domain: "HTTP", code: 409, message: "conflict", properties: [("X-Doc", "d1")])
         let message = error.errorMessage()
