@@ -60,10 +60,13 @@ let package = Package(
         ),
         // The system zlib (raw deflate for BLIP compression, CRC32).
         .systemLibrary(name: "CZlib"),
+        // CRC-32 for BLIP's checksums: folded with PCLMULQDQ where the CPU has it, else zlib's.
+        .target(name: "CCRC32", linkerSettings: [.linkedLibrary("z")]),
         // BLIP 3 codec and connection over WebSocket. Knows nothing about documents.
         .target(
             name: "BLIP",
             dependencies: [
+                "CCRC32",
                 "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
