@@ -44,10 +44,11 @@ import TestSupport
         // Without checkpoints (the hook replaces SQLite's own) the WAL would hold every
         // frame: about 3,000 pages of 4 KB. The writer's backstop checkpoint gives way
         // (busy) while a background one runs, so the WAL may pass the backstop: on a
-        // loaded two-core machine (a full test run) by up to 4× (3.27 MB seen). Still far
-        // below the ~12 MB of every frame.
+        // loaded two-core machine (a full test run) by up to 4× (3.27 MB seen), and by
+        // 6.5× with a compiler on both cores beside the run (5.32 MB). Still well below
+        // the ~12.4 MB of every frame.
         let frameSize = 4096 + 24
-        #expect(Self.walSize(path) < 6 * 200 * frameSize, "WAL \(Self.walSize(path)) bytes")
+        #expect(Self.walSize(path) < 9 * 200 * frameSize, "WAL \(Self.walSize(path)) bytes")
         #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t") } == 2400)
         checkpointer.close()
         try pool.close()
