@@ -7,15 +7,19 @@ extension BLIPMessage {
     /// keys or values cannot be represented and are dropped.
     public func encodedData() -> [UInt8] {
         var propertiesLength = 0
+        var utf8Length = 0
         for (key, value) in properties {
             propertiesLength += Self.encodedLength(key) + Self.encodedLength(value)
+            utf8Length += key.utf8.count + value.utf8.count + 2
         }
+        // Strings are searched for NULs once: when none had any, they are copied as they are.
+        let dropNULs = propertiesLength != utf8Length
         var data: [UInt8] = []
         data.reserveCapacity(BLIPVarint.maxLength + propertiesLength + body.count)
         BLIPVarint.encode(UInt64(propertiesLength), into: &data)
         for (key, value) in properties {
-            Self.appendCString(key, to: &data)
-            Self.appendCString(value, to: &data)
+            Self.appendCString(key, to: &data, droppingNULs: dropNULs)
+            Self.appendCString(value, to: &data, droppingNULs: dropNULs)
         }
         data.append(contentsOf: body)
         return data
@@ -47,10 +51,10 @@ extension BLIPMessage {
         return flags
     }
 
-    private static func appendCString(_ string: String, to data: inout [UInt8]) {
+    private static func appendCString(_ string: String, to data: inout [UInt8], droppingNULs: Bool) {
         var string = string
         string.withUTF8 { bytes in
-            if hasNUL(bytes) {
+            if droppingNULs && hasNUL(bytes) {
                 data.append(contentsOf: bytes.lazy.filter { $0 != 0 })
             } else {
                 data.append(contentsOf: bytes)

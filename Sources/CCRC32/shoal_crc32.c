@@ -1,4 +1,4 @@
-// CRC-32 by folding (docs: Sources/BLIP/BLIP.md, "Checksums").
+// CRC-32 by folding (docs: Sources/BLIP/BLIP.md, "Frame", its checksum).
 //
 // The message is a polynomial over GF(2), and CRC-32 is its remainder modulo P (the IEEE
 // polynomial, bit-reflected). Four 128-bit accumulators each take every fourth 16-byte
@@ -13,7 +13,6 @@
 
 #include "shoal_crc32.h"
 
-#include <limits.h>
 #include <zlib.h>
 
 uint32_t shoal_crc32_zlib(uint32_t crc, const uint8_t *data, size_t length) {

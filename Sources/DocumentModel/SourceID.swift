@@ -55,16 +55,7 @@ public struct SourceID: Sendable, Hashable, Comparable, CustomStringConvertible 
     /// (wrong length, a character outside the alphabet, a non-canonical last character).
     /// The all-zero ID parses; `Version` rejects it as a source.
     public init?(base64 text: some StringProtocol) {
-        self.init(base64Bytes: Array(text.utf8))
-    }
-
-    /// `init(base64:)` over the text's UTF-8 bytes (a `rev` from a Shoal peer parses one
-    /// per revision received): straight from contiguous bytes when they are.
-    init?(base64Bytes utf8: some Collection<UInt8>) {
-        guard utf8.count == Self.textLength else { return nil }
-        guard let decoded = utf8.withContiguousStorageIfAvailable({ Self.decode(base64: $0) })
-            ?? Array(utf8).withUnsafeBufferPointer({ Self.decode(base64: $0) })
-        else { return nil }
+        guard let decoded = Array(text.utf8).withUnsafeBufferPointer({ Self.decode(base64: $0) }) else { return nil }
         self = decoded
     }
 
