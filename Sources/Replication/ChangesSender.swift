@@ -362,7 +362,13 @@ final class ChangesSender: Sendable {
                     continue
                 }
                 var offered = options.winnerOnly ? listing.tree.winner.map { [$0] } ?? [] : listing.tree.leaves
-                if let peerHas { offered.removeAll { peerHas.has(docID: listing.docID, rev: $0) } }
+                if let peerHas {
+                    // The winner's vector as read with the feed: offered again when it grew here.
+                    let winnerVector = page < vectors.count ? vectors[page] : .unknown
+                    offered.removeAll { rev in
+                        peerHas.has(docID: listing.docID, rev: rev, vector: rev == listing.tree.winner ? winnerVector : .unknown)
+                    }
+                }
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
                     let deleted = listing.tree.node(for: rev)?.deleted ?? false

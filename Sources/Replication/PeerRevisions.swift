@@ -1,4 +1,5 @@
 import DocumentModel
+import DocumentStore
 import Synchronization
 
 /// The revisions the peer of one connection offered us, recently: it has them,
@@ -10,9 +11,14 @@ import Synchronization
 /// (wiped, restored from a backup) under the same node ID, and then needs everything
 /// offered again. Keyed by document (the latest revision offered per document) and
 /// bounded: a document that falls out is offered as before and answered "have it".
+///
+/// A Shoal peer's rows also carry the winner's vector. A winner whose vector here differs
+/// from the one the peer offered (grown here by reconciling with another peer's offer,
+/// docs/architecture.md §10.9 "Convergence") is offered again: else a node in the middle
+/// of a chain would never pass one end's version on to the other.
 final class PeerRevisions: Sendable {
     private struct State {
-        var latest: [String: RevID] = [:]
+        var latest: [String: (rev: RevID, vector: OfferedVector)] = [:]
         /// The documents of `latest` from `head` on, in the order they were first
         /// recorded (a document recorded again keeps its place): the oldest go first.
         var order: [String] = []
@@ -26,10 +32,11 @@ final class PeerRevisions: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// The peer offered revision `rev` of `docID` (`changes`, `proposeChanges`): it has it.
-    func record(docID: String, rev revID: RevID) {
+    /// The peer offered revision `rev` of `docID` (`changes`, `proposeChanges`), with
+    /// `vector` when its row carried one: it has it.
+    func record(docID: String, rev revID: RevID, vector: OfferedVector = .unknown) {
         state.withLock { state in
-            if state.latest.updateValue(revID, forKey: docID) == nil {
+            if state.latest.updateValue((revID, vector), forKey: docID) == nil {
                 state.order.append(docID)
             }
             while state.latest.count > capacity, state.head < state.order.count {
@@ -47,13 +54,17 @@ final class PeerRevisions: Sendable {
     /// the feed offers it again.
     func forget(docID: String, rev revID: RevID) {
         state.withLock { state in
-            if state.latest[docID] == revID { state.latest.removeValue(forKey: docID) }
+            if state.latest[docID]?.rev == revID { state.latest.removeValue(forKey: docID) }
         }
     }
 
-    /// True when the peer offered exactly this revision of `docID` (and it is still remembered).
-    func has(docID: String, rev: RevID) -> Bool {
-        state.withLock { $0.latest[docID] == rev }
+    /// True when the peer offered exactly this revision of `docID` (and it is still
+    /// remembered), with the same vector as `vector` when both are known.
+    func has(docID: String, rev: RevID, vector: OfferedVector = .unknown) -> Bool {
+        state.withLock { state in
+            guard let offered = state.latest[docID], offered.rev == rev else { return false }
+            return offered.vector == .unknown || vector == .unknown || offered.vector == vector
+        }
     }
 
     /// Documents remembered now.

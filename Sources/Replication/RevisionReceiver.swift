@@ -203,7 +203,7 @@ final class RevisionReceiver: Sendable {
             return entry
         }
         // The peer has what it offers: our feed need not offer it back.
-        for entry in entries where !entry.lostAccess { peerHas.record(docID: entry.docID, rev: entry.revID) }
+        for entry in entries where !entry.lostAccess { peerHas.record(docID: entry.docID, rev: entry.revID, vector: entry.vector) }
         var wanted: [[RevID]?]
         if entries.contains(where: \.lostAccess) {
             wanted = try await missingSkippingLost(entries)

@@ -1,4 +1,5 @@
 import DocumentModel
+import DocumentStore
 import Foundation
 import Testing
 import TestSupport
@@ -23,6 +24,22 @@ import TestSupport
         revisions.forget(docID: "a", rev: second)
         #expect(!revisions.has(docID: "a", rev: second))
         #expect(revisions.count == 0)
+    }
+
+    /// A winner offered with its vector counts as the peer's only while the vector here is
+    /// the one the peer offered: grown here (reconciled with another peer), it goes again.
+    @Test func aWinnerWhoseVectorGrewHereIsOfferedAgain() throws {
+        let revisions = PeerRevisions()
+        let rev = try #require(RevID("1-aa"))
+        revisions.record(docID: "a", rev: rev, vector: .stored("18eebf4c289d0000@vHHCGAGyCjb8F0aB1CnhAQ"))
+        #expect(revisions.has(docID: "a", rev: rev, vector: .stored("18eebf4c289d0000@vHHCGAGyCjb8F0aB1CnhAQ")))
+        #expect(!revisions.has(docID: "a", rev: rev, vector: .stored("18eebf4c4ba60000@LXNL+2sc63oxoDxxKRgLKw;18eebf4c289d0000@vHHCGAGyCjb8F0aB1CnhAQ")))
+        #expect(!revisions.has(docID: "a", rev: rev, vector: .stored(nil)))
+        // Not known on one side (a losing leaf here, a peer that sends no vectors): the
+        // revision alone decides, as before vectors.
+        #expect(revisions.has(docID: "a", rev: rev))
+        revisions.record(docID: "b", rev: rev)
+        #expect(revisions.has(docID: "b", rev: rev, vector: .stored("18eebf4c289d0000@vHHCGAGyCjb8F0aB1CnhAQ")))
     }
 
     @Test func isBoundedOldestFirst() throws {
