@@ -348,6 +348,7 @@ public final class MeshManager: Sendable {
                 state: status.state.rawValue, connectedSince: connected ? (status.stateSince ?? dial.since) : nil,
                 docsPushed: status.docsPushed, docsPulled: status.docsPulled,
                 bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)
+            peer.revisions = status.revisions
             peer.lastHeard = connected ? now : status.stateSince.flatMap { since in status.docsPulled + status.bytesReceived > 0 ? since : nil }
             peer.sequencesBehind = status.pushedThrough.map { Int(latest >= $0 ? latest - $0 : 0) }
             return (peer, dial.replicator.progress)
@@ -359,6 +360,7 @@ public final class MeshManager: Sendable {
                 connectedSince: link.since, docsPushed: status.docsPushed, docsPulled: status.docsPulled,
                 bytesSent: status.bytesSent, bytesReceived: status.bytesReceived, lastError: status.lastError)
             peer.lastHeard = now
+            peer.revisions = status.revisions
             return (peer, link.progress)
         }
         return result.sorted { ($0.peer.nodeID ?? $0.peer.url ?? "") < ($1.peer.nodeID ?? $1.peer.url ?? "") }
@@ -374,6 +376,7 @@ public final class MeshManager: Sendable {
             sum.pulled += peer.docsPulled
             sum.bytesOut += peer.bytesSent
             sum.bytesIn += peer.bytesReceived
+            sum.revisions = sum.revisions + peer.revisions
         }
     }
 }

@@ -23,6 +23,8 @@ public struct MeshPeer: Sendable, Equatable {
     public var docsPulled = 0
     public var bytesSent = 0
     public var bytesReceived = 0
+    /// Revisions offered, held, left out, asked for, received and stored on this link.
+    public var revisions = RevisionCounts()
     public var lastError: String?
     /// When the peer was last heard: now while connected (heartbeats prove it within
     /// three intervals), else when its link went down.
@@ -46,6 +48,7 @@ public struct MeshPeer: Sendable, Equatable {
             "docs_pulled": .int(Int64(docsPulled)),
             "bytes_sent": .int(Int64(bytesSent)),
             "bytes_received": .int(Int64(bytesReceived)),
+            "revisions": revisions.json,
         ]
         if let nodeID { object["node_id"] = .string(nodeID) }
         if let url { object["address"] = .string(url) }

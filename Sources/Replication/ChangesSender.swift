@@ -60,6 +60,8 @@ final class ChangesSender: Sendable {
     private let lostChannels: (@Sendable (UInt64) async throws -> Set<String>)?
     /// Revisions the peer offered over this connection: not offered back to it.
     private let peerHas: PeerRevisions?
+    /// What a Shoal peer holds by the mesh's knowledge (`MeshKnowledge`): not offered to it.
+    let coverage: PeerCoverage?
     /// With `Options.activeOnly`: the committed sequence when the feed started. Documents
     /// deleted at or before it are left out; deletions after it are sent.
     private let activeOnlyThrough: UInt64
@@ -77,11 +79,13 @@ final class ChangesSender: Sendable {
 
     init(
         store: DocumentStore, connection: CollectionLink, options: Options, progress: ReplicationProgress,
-        logger: Logger, peerHas: PeerRevisions? = nil, onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil,
+        logger: Logger, peerHas: PeerRevisions? = nil, coverage: PeerCoverage? = nil,
+        onCheckpoint: (@Sendable (UInt64) async -> Void)? = nil,
         visibleChannels: (@Sendable () async throws -> [String: UInt64]?)? = nil,
         lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil
     ) {
         self.peerHas = peerHas
+        self.coverage = coverage
         self.visibleChannels = visibleChannels
         self.lostChannels = lostChannels
         self.store = store
@@ -169,7 +173,9 @@ final class ChangesSender: Sendable {
                     prefetched = Task { try await self.readPage(since: from) }
                 }
                 let versions = options.versionVectors ? try await currentVersions(page) : [:]
-                var batch = makeBatch(page.map(\.listing), lost: lost, versions: versions, vectors: page.map(\.offeredWinnerVector))
+                let held = await heldByPeerWaiting(page)
+                var batch = makeBatch(
+                    page.map(\.listing), lost: lost, versions: versions, vectors: page.map(\.offeredWinnerVector), held: held)
                 batch.vectors = versions
                 scanned.withLock { $0 = since }
                 reportAcknowledged()
@@ -279,9 +285,12 @@ final class ChangesSender: Sendable {
     ) async throws {
         var wanted: [(entry: ReplicationMessages.ChangeEntry, index: Int, known: Set<RevID>, revision: OutgoingRevision?)] = []
         var missing: [Int] = []  // positions in `wanted` whose revision is not the stored winner
+        var held = 0
+        defer { progress.update { $0.revisions.offeredHeld += held } }
         for (position, entry) in batch.entries.enumerated() {
             let index = batch.indices[position]
             guard position < answers.wanted.count, let known = answers.wanted[position] else {
+                if !entry.lostAccess { held += 1 }
                 complete(index)
                 continue
             }
@@ -349,9 +358,12 @@ final class ChangesSender: Sendable {
     /// have been offered. The peer answers "have it" for the ones it knows; those it
     /// offered us itself over this connection (`PeerRevisions`) are not offered at all.
     private func makeBatch(
-        _ listings: [DocumentListing], lost: [LostAccess?], versions: [String: VersionVector], vectors: [OfferedVector]
+        _ listings: [DocumentListing], lost: [LostAccess?], versions: [String: VersionVector], vectors: [OfferedVector],
+        held: [Set<RevID>] = []
     ) -> Batch {
         var batch = Batch(entries: [], indices: [], pages: [])
+        var notOffered = 0
+        defer { if notOffered > 0 { progress.update { $0.revisions.notOffered += notOffered } } }
         tracker.withLock { tracker in
             for (page, listing) in listings.enumerated() {
                 if page < lost.count, let lost = lost[page] {
@@ -368,6 +380,11 @@ final class ChangesSender: Sendable {
                     offered.removeAll { rev in
                         peerHas.has(docID: listing.docID, rev: rev, vector: rev == listing.tree.winner ? winnerVector : .unknown)
                     }
+                }
+                if page < held.count, !held[page].isEmpty {
+                    let before = offered.count
+                    offered.removeAll { held[page].contains($0) }
+                    notOffered += before - offered.count
                 }
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
@@ -409,6 +426,7 @@ final class ChangesSender: Sendable {
     /// (nil = it does not want the revision) and its `maxHistory`.
     /// Queues one `changes` message for the batch; its reply comes later.
     private func offer(_ batch: Batch) -> PendingReply {
+        progress.update { $0.revisions.offered += batch.entries.count }
         if options.proposes { return propose(batch) }
         let body = JSON.array(batch.entries.map(\.json)).canonicalBytes()
         return queue(ReplicationMessages.changesRequest(body: body))

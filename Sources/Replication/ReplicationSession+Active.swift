@@ -75,7 +75,7 @@ extension ReplicationSession {
         DocumentNaming(access).pushOptions(&options)
         let sender = ChangesSender(
             store: store, connection: link, options: options, progress: progress, logger: logger, peerHas: receiver.peerHas,
-            onCheckpoint: onCheckpoint)
+            coverage: coverage, onCheckpoint: onCheckpoint)
         activePush.withLock { $0 = sender }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await sender.run() }

@@ -23,6 +23,9 @@ public final class ReplicationSession: Sendable {
     private let servingTasks = Mutex<[Task<Void, Never>]>([])
     /// The sender of an active push, if one runs.
     let activePush = Mutex<ChangesSender?>(nil)
+    /// What the peer holds, when it is a Shoal node that reads everything
+    /// (`exchangesCoverage`): our feed does not offer it those revisions.
+    let coverage: PeerCoverage?
 
     /// For an active continuous replication: every local change delivered and every
     /// peer change received (the `idle` state).
@@ -42,11 +45,14 @@ public final class ReplicationSession: Sendable {
         self.progress = progress
         self.access = access
         self.logger = logger
+        let coverage = Self.exchangesCoverage(access) ? PeerCoverage(knowledge: MeshKnowledge.of(store)) : nil
+        self.coverage = coverage
         receiver = RevisionReceiver(
             store: store, connection: link, progress: progress, author: access.author, origin: access.origin,
             noConflicts: access.noConflicts, versionVectors: access.versionVectors,
-            provesAttachments: access.channels != nil, logger: logger)
+            provesAttachments: access.channels != nil, coverage: coverage, logger: logger)
         receiver.register()
+        if let coverage { registerCoverage(coverage) }
         // A pull waiting to catch up is released when the connection goes.
         connection.onClose { [receiver] in receiver.endPull() }
         link.setHandler(for: ReplicationMessages.getCheckpoint) { [self] in try await handleGetCheckpoint($0) }
@@ -65,6 +71,13 @@ public final class ReplicationSession: Sendable {
         RevisionSources.register(self)
         progress.track(connection)
         progress.attach(store)
+        if let coverage {
+            let reporter = Task { [weak self] in
+                guard let self else { return }
+                await reportCoverage(coverage)
+            }
+            servingTasks.withLock { $0.append(reporter) }
+        }
     }
 
     /// Stops serving the peer (call when the connection has ended).
@@ -145,7 +158,7 @@ public final class ReplicationSession: Sendable {
         }
         let sender = ChangesSender(
             store: store, connection: link, options: options, progress: progress, logger: logger, peerHas: receiver.peerHas,
-            visibleChannels: access.channels, lostChannels: access.lostChannels)
+            coverage: coverage, visibleChannels: access.channels, lostChannels: access.lostChannels)
         let task = Task { [logger, connection] in
             do {
                 try await sender.run()

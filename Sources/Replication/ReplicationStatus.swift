@@ -18,6 +18,8 @@ public struct ReplicationStatus: Sendable, Equatable {
     /// Documents purged because the peer said access to them was lost (`purge_on_removal`).
     public var docsPurged = 0
     public var docsFailedPull = 0
+    /// Revisions offered, held, left out, asked for, received and stored.
+    public var revisions = RevisionCounts()
     /// Attachment bytes fetched from the peer.
     public var attachmentBytesPulled = 0
     /// BLIP bytes (frames, as sent over the WebSocket) to and from the peer, over

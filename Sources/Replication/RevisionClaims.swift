@@ -138,23 +138,10 @@ final class RevisionClaims: Sendable {
 
     // MARK: Registry
 
-    private final class Entry: Sendable {
-        weak let store: DocumentStore?
-        let claims = RevisionClaims()
-        init(_ store: DocumentStore) { self.store = store }
-    }
-
-    private static let registry = Mutex<[ObjectIdentifier: Entry]>([:])
+    private static let registry = StoreRegistry { RevisionClaims() }
 
     /// The claims of `store`'s connections.
     static func of(_ store: DocumentStore) -> RevisionClaims {
-        registry.withLock { registry in
-            let key = ObjectIdentifier(store)
-            if let entry = registry[key], entry.store === store { return entry.claims }
-            registry = registry.filter { $0.value.store != nil }
-            let entry = Entry(store)
-            registry[key] = entry
-            return entry.claims
-        }
+        registry.value(for: store)
     }
 }

@@ -20,6 +20,10 @@ final class RevisionInserter: Sendable {
         var docID: String?
         var revID: String?
         var result: Result<Void, BLIPError>
+        /// The local sequence the revision was stored at (nil: not stored, or known already).
+        var sequence: UInt64?
+        /// The revision's sequence in the peer's feed (its `rev`'s `sequence`, when a number).
+        var remoteSequence: UInt64?
     }
 
     /// A received revision, parsed or not yet.
@@ -31,6 +35,7 @@ final class RevisionInserter: Sendable {
     private struct Item: Sendable {
         var input: Input
         var responder: BLIPResponder
+        var remoteSequence: UInt64?
     }
 
     private struct State {
@@ -70,12 +75,13 @@ final class RevisionInserter: Sendable {
 
     /// Queues a `rev` message as received (parsed by the worker). Never blocks.
     func enqueue(message: BLIPMessage, responder: BLIPResponder) {
-        enqueue(Item(input: .message(message), responder: responder))
+        enqueue(Item(input: .message(message), responder: responder, remoteSequence: message["sequence"].flatMap { UInt64($0) }))
     }
 
-    /// Queues an update that is ready to save. Never blocks.
-    func enqueue(update: DocumentUpdate, responder: BLIPResponder) {
-        enqueue(Item(input: .update(update), responder: responder))
+    /// Queues an update that is ready to save (from the `rev` whose `sequence` was
+    /// `remoteSequence`). Never blocks.
+    func enqueue(update: DocumentUpdate, responder: BLIPResponder, remoteSequence: UInt64? = nil) {
+        enqueue(Item(input: .update(update), responder: responder, remoteSequence: remoteSequence))
     }
 
     private func enqueue(_ item: Item) {
@@ -130,9 +136,12 @@ final class RevisionInserter: Sendable {
                 outcomes.append(outcome)
             case .success(let update):
                 let result = saved[next].map { _ in () }.mapError { ReplicationMessages.error($0) }
+                let sequence = try? saved[next].get().sequence
                 next += 1
                 outcomes.append(Outcome(
-                    responder: item.responder, docID: update.docID, revID: update.mode.revision?.description ?? update.version?.current.description, result: result))
+                    responder: item.responder, docID: update.docID,
+                    revID: update.mode.revision?.description ?? update.version?.current.description, result: result,
+                    sequence: sequence ?? nil, remoteSequence: item.remoteSequence))
             }
         }
         return outcomes

@@ -29,7 +29,7 @@ extension RevisionReceiver {
                     responder: responder, docID: message["id"], revID: message["rev"], result: .failure(failure))])
                 return
             }
-            inserter.enqueue(update: update, responder: responder)
+            inserter.enqueue(update: update, responder: responder, remoteSequence: message["sequence"].flatMap { UInt64($0) })
         }
     }
 
@@ -40,15 +40,22 @@ extension RevisionReceiver {
         var finished: [(docID: String, rev: String, failed: Bool)] = []
         finished.reserveCapacity(outcomes.count)
         var unknown = 0
+        var stored = 0
         for outcome in outcomes {
             if let docID = outcome.docID, let rev = outcome.revID {
                 finished.append((docID, rev, (try? outcome.result.get()) == nil))
             } else {
                 unknown += 1
             }
+            if outcome.sequence != nil { stored += 1 }
         }
+        recordArrivals(outcomes)
         finish(finished)
-        if unknown > 0 { progress.update { $0.docsFailedPull += unknown } }
+        progress.update {
+            $0.docsFailedPull += unknown
+            $0.revisions.received += outcomes.count
+            $0.revisions.stored += stored
+        }
         connection.respond(outcomes.map { outcome in
             (outcome.responder, outcome.result.map { BLIPMessage() })
         })

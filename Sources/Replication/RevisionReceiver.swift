@@ -30,6 +30,9 @@ final class RevisionReceiver: Sendable {
     /// The revisions this database's connections are receiving (`RevisionClaims`): what
     /// another connection is receiving is not asked for twice.
     let claims: RevisionClaims
+    /// What the peer holds and what we hold of its feed, when the peer is a Shoal node
+    /// that reads everything (`ReplicationSession.exchangesCoverage`).
+    let coverage: PeerCoverage?
     /// True once the connection ended (`endPull`): a handler still running then takes
     /// no claim, or it would hold it with nobody left to release it.
     private let ended = Mutex(false)
@@ -46,6 +49,8 @@ final class RevisionReceiver: Sendable {
         var purgeOnRemoval = false
         /// The highest of the peer's (integer) sequences offered so far.
         var highestOffered: Int64?
+        /// Coverage of the peer's feed (`RevisionReceiver+Coverage.swift`).
+        var cover = CoverageBook()
 
         var isIdle: Bool { caughtUp && tracker.isIdle }
 
@@ -61,8 +66,9 @@ final class RevisionReceiver: Sendable {
     init(
         store: DocumentStore, connection: CollectionLink, progress: ReplicationProgress, author: (any Sendable)? = nil,
         origin: RevisionOrigin = .peer(node: nil), noConflicts: Bool = false, versionVectors: Bool = false,
-        provesAttachments: Bool = false, logger: Logger
+        provesAttachments: Bool = false, coverage: PeerCoverage? = nil, logger: Logger
     ) {
+        self.coverage = coverage
         self.versionVectors = versionVectors
         self.provesAttachments = provesAttachments
         self.store = store
@@ -214,8 +220,14 @@ final class RevisionReceiver: Sendable {
             try await reconcile(differing.map { entries[$0] })
         }
         wanted = try await claimed(entries.map { ($0.docID, $0.revID) }, wanted: wanted)
-        progress.update { $0.docsCheckedPull += entries.count }
+        let asked = wanted.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        progress.update {
+            $0.docsCheckedPull += entries.count
+            $0.revisions.asked += asked
+        }
         var answers: [JSON] = []
+        var covered: [UInt64] = []
+        let tracksCoverage = coverage != nil && !entries.contains(where: \.lostAccess)
         // Once the peer said it caught up, later batches (continuous) only add work.
         updatePull { state in
             for (entry, answer) in zip(entries, wanted) {
@@ -223,7 +235,14 @@ final class RevisionReceiver: Sendable {
                 if let offered = entry.sequence.intValue { state.highestOffered = max(state.highestOffered ?? offered, offered) }
                 if answer != nil { state.pending[Self.key(entry.docID, entry.revID.description)] = index }
             }
+            if tracksCoverage {
+                covered = state.cover.add(entries.indices.map { position in
+                    (entries[position].sequence.intValue.flatMap { UInt64(exactly: $0) },
+                     wanted[position] == nil ? nil : Self.key(entries[position].docID, entries[position].revID.description))
+                })
+            }
         }
+        cover(covered)
         for answer in wanted {
             answers.append(answer.map { .array($0.map { .string($0.description) }) } ?? 0)
         }
@@ -435,11 +454,15 @@ final class RevisionReceiver: Sendable {
         if claims.holdsAny(owner: ObjectIdentifier(self)) {
             claims.release(revisions.map { Self.key($0.docID, $0.rev) }, owner: ObjectIdentifier(self))
         }
+        var covered: [UInt64] = []
         updatePull { state in
-            for (docID, rev, _) in revisions {
-                if let index = state.pending.removeValue(forKey: Self.key(docID, rev)) { state.tracker.complete(index) }
+            for (docID, rev, failed) in revisions {
+                let key = Self.key(docID, rev)
+                if let index = state.pending.removeValue(forKey: key) { state.tracker.complete(index) }
+                if let sequence = state.cover.finish(key, failed: failed) { covered.append(sequence) }
             }
         }
+        cover(covered)
         let failures = revisions.reduce(0) { $0 + ($1.failed ? 1 : 0) }
         progress.update {
             $0.docsFailedPull += failures

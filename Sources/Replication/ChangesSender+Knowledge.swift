@@ -1,0 +1,61 @@
+import DocumentModel
+import DocumentStore
+
+/// What the sender leaves out for a Shoal peer that holds it (docs/architecture.md §10.10,
+/// `Replication.md` "Offers as knowledge").
+extension ChangesSender {
+    /// Per document of the page, the leaves the peer holds by the mesh's knowledge: they
+    /// arrived here over this connection, or from a store whose change the peer covers
+    /// (`PeerCoverage.holding`). A winner is left out only while the document's latest
+    /// change is the winner's own arrival: a later change may have grown its vector here
+    /// (reconciled with another offer), which the peer has not seen. Also how many leaves
+    /// the peer may be receiving from their source right now (`coming`).
+    func heldByPeer(_ page: [ChangedDocument]) -> (held: [Set<RevID>], coming: Int) {
+        guard let coverage else { return ([], 0) }
+        var locals: [UInt64] = []
+        var owners: [(page: Int, rev: RevID)] = []
+        for (index, document) in page.enumerated() {
+            let tree = document.listing.tree
+            for rev in tree.leaves {
+                guard let node = tree.node(for: rev), node.sequence != 0 else { continue }
+                if rev == tree.winner, node.sequence != document.listing.sequence { continue }
+                locals.append(node.sequence)
+                owners.append((index, rev))
+            }
+        }
+        guard !locals.isEmpty else { return ([], 0) }
+        var held = Array(repeating: Set<RevID>(), count: page.count)
+        var coming = 0
+        for (position, holding) in coverage.holding(coverage.knowledge.arrivals(locals)).enumerated() {
+            switch holding {
+            case .held: held[owners[position].page].insert(owners[position].rev)
+            case .coming: coming += 1
+            case .unknown: break
+            }
+        }
+        return (held, coming)
+    }
+
+    /// How long a page waits for the peer's reports while it holds revisions the peer may
+    /// be receiving from their source at the same moment (`PeerCoverage.Holding.coming`:
+    /// its own link to that source is near them). In a fully linked mesh every node
+    /// receives a write from its writer at about the same time; without the wait, each
+    /// would offer it to every other before hearing that they have it.
+    static let coveragePatience = Duration.milliseconds(150)
+
+    /// `heldByPeer`, waiting while some leaves are `coming` for the peer's reports (up to
+    /// `coveragePatience`) and looking again.
+    func heldByPeerWaiting(_ page: [ChangedDocument]) async -> [Set<RevID>] {
+        var (held, coming) = heldByPeer(page)
+        guard coming > 0, let coverage else { return held }
+        let deadline = ContinuousClock.now + Self.coveragePatience
+        while coming > 0, !Task.isCancelled, !connection.isClosed {
+            let generation = coverage.heard.generation
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { break }
+            await coverage.heard.wait(after: generation, timeout: left)
+            (held, coming) = heldByPeer(page)
+        }
+        return held
+    }
+}

@@ -1,0 +1,106 @@
+import BLIP
+import DocumentModel
+import Synchronization
+
+/// What the Shoal peer of one connection told us it holds (`shoal/covered`), and the
+/// connection's serial that arrivals over it are recorded with (`MeshKnowledge`).
+///
+/// Scoped to the connection, as `PeerRevisions` is: a peer that reconnects may have lost
+/// its data under the same node ID, and starts again from nothing known.
+///
+/// `shoal/covered` (no reply): property `store`, the sender's store UUID; body, a JSON
+/// object from source store UUID to the `SequenceRanges` text of that source's feed the
+/// sender now covers besides what it reported before. The first report of a connection
+/// carries everything covered so far. A report that does not parse is dropped whole.
+final class PeerCoverage: Sendable {
+    static let profile = "shoal/covered"
+
+    private struct State {
+        /// The peer's own store (`MeshKnowledge.source`), once it named it.
+        var peerSource: UInt32 = 0
+        var reported: [UInt32: SequenceRanges] = [:]
+    }
+
+    private static let serials = Atomic<UInt32>(0)
+
+    /// This connection's number in the process (never 0).
+    let serial: UInt32
+    let knowledge: MeshKnowledge
+    private let state = Mutex(State())
+    /// Moves on with every report received (tests).
+    let heard = ChangeSignal()
+
+    init(knowledge: MeshKnowledge) {
+        self.knowledge = knowledge
+        var serial: UInt32 = 0
+        while serial == 0 { serial = Self.serials.add(1, ordering: .relaxed).newValue }
+        self.serial = serial
+    }
+
+    /// The peer's store, once it reported (0 before).
+    var peerSource: UInt32 { state.withLock { $0.peerSource } }
+
+    /// Records a report. False when it does not parse (nothing is recorded then).
+    @discardableResult
+    func record(_ message: BLIPMessage) -> Bool {
+        guard let store = message["store"], !store.isEmpty, store.utf8.count <= 64,
+              let body = try? JSON.parse(message.body), let object = body.objectValue
+        else { return false }
+        var parsed: [(UInt32, SequenceRanges)] = []
+        for (uuid, value) in object {
+            guard uuid.utf8.count <= 64, let text = value.stringValue,
+                  let ranges = SequenceRanges(text: text, limit: MeshKnowledge.rangeLimit)
+            else { return false }
+            parsed.append((knowledge.source(uuid), ranges))
+        }
+        let peer = knowledge.source(store)
+        knowledge.follow(source: peer)
+        state.withLock { state in
+            state.peerSource = peer
+            for (source, ranges) in parsed {
+                state.reported[source, default: SequenceRanges(limit: MeshKnowledge.rangeLimit)].formUnion(ranges)
+            }
+        }
+        heard.notify()
+        return true
+    }
+
+    /// What the peer has of a revision that arrived here, by the mesh's knowledge.
+    enum Holding: Sendable, Equatable {
+        /// It holds it: the revision came over this very connection (the peer sent it), or
+        /// the peer covers its source's sequence.
+        case held
+        /// Not known to be held, but the peer reports on the revision's source up to near
+        /// the revision's sequence there (`comingWindow`): it may be receiving it from
+        /// there right now.
+        case coming
+        /// Not known to be held.
+        case unknown
+    }
+
+    /// How far past the highest sequence a peer reported of a source a revision may be and
+    /// still be `coming`: beyond it the peer is too far behind there to wait for.
+    static let comingWindow: UInt64 = 1024
+
+    /// Per arrival (nil: none recorded), what the peer has of it.
+    func holding(_ arrivals: [MeshKnowledge.Arrival?]) -> [Holding] {
+        state.withLock { state in
+            arrivals.map { arrival in
+                guard let arrival else { return .unknown }
+                if arrival.link == serial { return .held }
+                guard arrival.source != 0, arrival.source != state.peerSource, let reported = state.reported[arrival.source] else {
+                    return .unknown
+                }
+                if reported.contains(arrival.sequence) { return .held }
+                let highest = reported.ranges.last?.upperBound ?? 0
+                return arrival.sequence <= highest &+ Self.comingWindow ? .coming : .unknown
+            }
+        }
+    }
+
+    /// A report of `ranges` from the store `uuid`.
+    static func report(store uuid: String, _ ranges: [String: SequenceRanges]) -> BLIPMessage {
+        let body = JSON.object(ranges.mapValues { .string($0.description) })
+        return BLIPMessage(profile: profile, properties: [("store", uuid)], body: body.canonicalBytes(), noReply: true)
+    }
+}

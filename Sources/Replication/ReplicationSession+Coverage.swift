@@ -1,0 +1,51 @@
+import BLIP
+import DocumentModel
+import DocumentStore
+
+extension ReplicationSession {
+    /// Reports of what we cover go out at most this often (a batch of stored revisions
+    /// makes one report, not one per revision).
+    static let coverageCoalesce = Duration.milliseconds(20)
+
+    /// Whether the peer is a Shoal node that reads everything: its offers and ours take
+    /// part in the mesh's knowledge (`MeshKnowledge`). Clients (no-conflicts mode, version
+    /// vectors) and channel-limited peers do not.
+    static func exchangesCoverage(_ access: PeerAccess) -> Bool {
+        access.origin.node != nil && access.channels == nil && !access.noConflicts && !access.versionVectors
+    }
+
+    /// Registers the handler for the peer's reports (before the first frame is read).
+    func registerCoverage(_ coverage: PeerCoverage) {
+        link.setHandler(for: PeerCoverage.profile, serial: true) { [logger] message in
+            if !coverage.record(message) { logger.debug("dropped a malformed \(PeerCoverage.profile) report") }
+            return BLIPMessage()
+        }
+    }
+
+    /// Sends our coverage to the peer until the connection ends: everything so far at
+    /// once, then what grew, whenever it grew (coalesced). What the peer's own store's
+    /// feed gave us is left out: the peer needs no news of its own changes.
+    func reportCoverage(_ coverage: PeerCoverage) async {
+        let knowledge = coverage.knowledge
+        let serial = coverage.serial
+        var report = knowledge.openReport(serial: serial)
+        defer { knowledge.closeReport(serial: serial) }
+        var first = true
+        while !Task.isCancelled && !connection.isClosed {
+            let generation = knowledge.changed.generation
+            let peer = coverage.peerSource
+            if peer != 0 { report = report.filter { knowledge.source($0.key) != peer } }
+            if first || !report.isEmpty {
+                do {
+                    try await link.sendNoReply(PeerCoverage.report(store: store.uuid, report))
+                } catch {
+                    return
+                }
+                first = false
+            }
+            await knowledge.changed.wait(after: generation, timeout: .seconds(30))
+            try? await Task.sleep(for: Self.coverageCoalesce)
+            report = knowledge.takeReport(serial: serial)
+        }
+    }
+}
