@@ -12,21 +12,21 @@ extension ChangesSender {
     /// the peer may be receiving from their source right now (`coming`).
     func heldByPeer(_ page: [ChangedDocument]) -> (held: [Set<RevID>], coming: Int) {
         guard let coverage else { return ([], 0) }
-        var locals: [UInt64] = []
+        var keys: [Int] = []
         var owners: [(page: Int, rev: RevID)] = []
         for (index, document) in page.enumerated() {
             let tree = document.listing.tree
             for rev in tree.leaves {
-                guard let node = tree.node(for: rev), node.sequence != 0 else { continue }
+                guard let node = tree.node(for: rev) else { continue }
                 if rev == tree.winner, node.sequence != document.listing.sequence { continue }
-                locals.append(node.sequence)
+                keys.append(MeshKnowledge.key(docID: document.listing.docID, rev: rev))
                 owners.append((index, rev))
             }
         }
-        guard !locals.isEmpty else { return ([], 0) }
+        guard !keys.isEmpty else { return ([], 0) }
         var held = Array(repeating: Set<RevID>(), count: page.count)
         var coming = 0
-        for (position, holding) in coverage.holding(coverage.knowledge.arrivals(locals)).enumerated() {
+        for (position, holding) in coverage.holding(coverage.knowledge.arrivals(keys)).enumerated() {
             switch holding {
             case .held: held[owners[position].page].insert(owners[position].rev)
             case .coming: coming += 1
@@ -38,23 +38,34 @@ extension ChangesSender {
 
     /// How long a page waits for the peer's reports while it holds revisions the peer may
     /// be receiving from their source at the same moment (`PeerCoverage.Holding.coming`:
-    /// its own link to that source is near them). In a fully linked mesh every node
+    /// it receives from that source now, near them). In a fully linked mesh every node
     /// receives a write from its writer at about the same time; without the wait, each
-    /// would offer it to every other before hearing that they have it.
+    /// would offer it to every other before hearing that they have it. Every report that
+    /// covers more starts the wait again (the peer is moving), up to `coverageMaxWait`.
     static let coveragePatience = Duration.milliseconds(150)
+    static let coverageMaxWait = Duration.seconds(2)
 
-    /// `heldByPeer`, waiting while some leaves are `coming` for the peer's reports (up to
-    /// `coveragePatience`) and looking again.
+    /// `heldByPeer`, waiting while some leaves are `coming` for the peer's reports and
+    /// looking again: until none is `coming`, the peer's coverage has not grown for
+    /// `coveragePatience`, or `coverageMaxWait` passed.
     func heldByPeerWaiting(_ page: [ChangedDocument]) async -> [Set<RevID>] {
         var (held, coming) = heldByPeer(page)
         guard coming > 0, let coverage else { return held }
-        let deadline = ContinuousClock.now + Self.coveragePatience
+        let clock = ContinuousClock()
+        let end = clock.now + Self.coverageMaxWait
+        var deadline = min(end, clock.now + Self.coveragePatience)
+        var covered = coverage.coveredCount
         while coming > 0, !Task.isCancelled, !connection.isClosed {
             let generation = coverage.heard.generation
-            let left = deadline - ContinuousClock.now
+            let left = deadline - clock.now
             guard left > .zero else { break }
             await coverage.heard.wait(after: generation, timeout: left)
             (held, coming) = heldByPeer(page)
+            let now = coverage.coveredCount
+            if now > covered {
+                covered = now
+                deadline = min(end, clock.now + Self.coveragePatience)
+            }
         }
         return held
     }

@@ -5,10 +5,12 @@ import Synchronization
 /// What one database knows about which of its revisions its mesh peers hold, shared by
 /// all of its connections (docs/architecture.md §10.10 "Offers as knowledge"):
 ///
-/// - **Arrivals.** For each local sequence a revision arrived at by replication: the
-///   store it came from (the peer's store UUID), its sequence in that store's feed, and
-///   the connection it came over. Kept in a ring of `arrivalCapacity` local sequences;
-///   an older arrival is forgotten, and a forgotten revision is offered as before.
+/// - **Arrivals.** For each revision received by replication (document and revision ID):
+///   the store it came from (the peer's store UUID), its sequence in that store's feed,
+///   and the connection it came over. Recorded before the revision's commit, so that no
+///   feed reads the revision before its arrival. Kept in a table of `arrivalCapacity`
+///   slots by a hash of the revision (this process's `Hasher`); a revision whose slot was
+///   taken since is forgotten, and a forgotten revision is offered as before.
 /// - **Coverage.** For each source store, the sequences of its feed whose whole entry
 ///   this database holds (`SequenceRanges`): every revision the entry offered was stored,
 ///   or was already here. Each connection to a Shoal peer reports what was added since
@@ -30,12 +32,12 @@ final class MeshKnowledge: Sendable {
     }
 
     private struct Slot {
-        var local: UInt64 = 0
+        var key = 0
         var arrival = Arrival(source: 0, sequence: 0, link: 0)
     }
 
     private struct State {
-        /// Ring of arrivals by local sequence (allocated on first use).
+        /// Arrivals by revision key (allocated on first use).
         var ring: [Slot] = []
         var sources: [String: UInt32] = [:]
         var names: [String] = [""]
@@ -43,9 +45,13 @@ final class MeshKnowledge: Sendable {
         var covered: [UInt32: SequenceRanges] = [:]
         /// What each reporting connection has yet to tell its peer (by connection serial).
         var outboxes: [UInt32: [UInt32: SequenceRanges]] = [:]
+        /// Connections receiving each source's feed now (`follow`/`unfollow`).
+        var live: [UInt32: Int] = [:]
+        /// Moves on whenever `live` changes a source's presence.
+        var liveGeneration: UInt64 = 0
     }
 
-    /// Arrivals remembered (local sequences, the most recent).
+    /// Slots for arrivals (the most recent revisions are remembered).
     static let arrivalCapacity = 1 << 17
     /// Ranges kept per source, here and per peer.
     static let rangeLimit = 1 << 14
@@ -72,41 +78,79 @@ final class MeshKnowledge: Sendable {
         }
     }
 
-    /// Records where the revisions stored at these local sequences came from.
-    func recordArrivals(_ arrivals: [(local: UInt64, arrival: Arrival)]) {
+    /// The key a revision's arrival is kept under: a hash of its document and revision ID
+    /// (never 0). Two revisions with one key (one chance in 2^64 per pair) would share an
+    /// arrival; the key names nothing outside this process.
+    static func key(docID: String, rev: RevID) -> Int {
+        var hasher = Hasher()
+        hasher.combine(docID)
+        hasher.combine(rev.description)
+        let key = hasher.finalize()
+        return key == 0 ? 1 : key
+    }
+
+    private static func slot(_ key: Int) -> Int { Int(UInt(bitPattern: key) % UInt(arrivalCapacity)) }
+
+    /// Records where these revisions (by `key`) came from.
+    func recordArrivals(_ arrivals: [(key: Int, arrival: Arrival)]) {
         guard !arrivals.isEmpty else { return }
         state.withLock { state in
             if state.ring.isEmpty { state.ring = Array(repeating: Slot(), count: Self.arrivalCapacity) }
-            for (local, arrival) in arrivals {
-                state.ring[Int(local % UInt64(Self.arrivalCapacity))] = Slot(local: local, arrival: arrival)
+            for (key, arrival) in arrivals {
+                state.ring[Self.slot(key)] = Slot(key: key, arrival: arrival)
             }
         }
     }
 
-    /// The arrival of each local sequence (nil: not by replication, or forgotten).
-    func arrivals(_ locals: [UInt64]) -> [Arrival?] {
+    /// The arrival of each revision (by `key`; nil: not received by replication, or forgotten).
+    func arrivals(_ keys: [Int]) -> [Arrival?] {
         state.withLock { state in
-            guard !state.ring.isEmpty else { return Array(repeating: nil, count: locals.count) }
-            return locals.map { local in
-                let slot = state.ring[Int(local % UInt64(Self.arrivalCapacity))]
-                return slot.local == local && local != 0 ? slot.arrival : nil
+            guard !state.ring.isEmpty else { return Array(repeating: nil, count: keys.count) }
+            return keys.map { key in
+                let slot = state.ring[Self.slot(key)]
+                return slot.key == key && key != 0 ? slot.arrival : nil
             }
         }
     }
 
-    /// A connection now receives `source`'s feed: reported (with what is covered of it)
-    /// even before anything is, so that peers know revisions from there may be coming here.
+    /// A connection now receives `source`'s feed (`unfollow` when it ends): reported as
+    /// live, with what is covered of it, even before anything is, so that peers know
+    /// revisions from there may be coming here.
     func follow(source: UInt32) {
         guard source != 0 else { return }
-        let added = state.withLock { state -> Bool in
-            guard state.covered[source] == nil else { return false }
-            state.covered[source] = SequenceRanges(limit: Self.rangeLimit)
-            for serial in state.outboxes.keys where state.outboxes[serial]![source] == nil {
-                state.outboxes[serial]![source] = SequenceRanges(limit: Self.rangeLimit)
+        state.withLock { state in
+            if state.covered[source] == nil {
+                state.covered[source] = SequenceRanges(limit: Self.rangeLimit)
+                for serial in state.outboxes.keys where state.outboxes[serial]![source] == nil {
+                    state.outboxes[serial]![source] = SequenceRanges(limit: Self.rangeLimit)
+                }
             }
+            state.live[source, default: 0] += 1
+            if state.live[source] == 1 { state.liveGeneration &+= 1 }
+        }
+        changed.notify()
+    }
+
+    /// A connection that followed `source` ended.
+    func unfollow(source: UInt32) {
+        guard source != 0 else { return }
+        let gone = state.withLock { state -> Bool in
+            guard let count = state.live[source] else { return false }
+            if count > 1 {
+                state.live[source] = count - 1
+                return false
+            }
+            state.live[source] = nil
+            state.liveGeneration &+= 1
             return true
         }
-        if added { changed.notify() }
+        if gone { changed.notify() }
+    }
+
+    /// The source stores some connection receives from now, and a number that moves on
+    /// whenever that set changes.
+    func liveSources() -> (uuids: [String], generation: UInt64) {
+        state.withLock { state in (state.live.keys.map { state.names[Int($0)] }.sorted(), state.liveGeneration) }
     }
 
     /// This database now holds the whole entries at `sequences` of `source`'s feed.

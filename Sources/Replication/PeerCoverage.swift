@@ -8,10 +8,12 @@ import Synchronization
 /// Scoped to the connection, as `PeerRevisions` is: a peer that reconnects may have lost
 /// its data under the same node ID, and starts again from nothing known.
 ///
-/// `shoal/covered` (no reply): property `store`, the sender's store UUID; body, a JSON
-/// object from source store UUID to the `SequenceRanges` text of that source's feed the
-/// sender now covers besides what it reported before. The first report of a connection
-/// carries everything covered so far. A report that does not parse is dropped whole.
+/// `shoal/covered` (no reply): property `store`, the sender's store UUID; property `live`
+/// (when it changed), the comma-separated UUIDs of the stores the sender receives from now;
+/// body, a JSON object from source store UUID to the `SequenceRanges` text of that source's
+/// feed the sender now covers besides what it reported before. The first report of a
+/// connection carries everything covered so far. A report that does not parse is dropped
+/// whole.
 final class PeerCoverage: Sendable {
     static let profile = "shoal/covered"
 
@@ -19,6 +21,13 @@ final class PeerCoverage: Sendable {
         /// The peer's own store (`MeshKnowledge.source`), once it named it.
         var peerSource: UInt32 = 0
         var reported: [UInt32: SequenceRanges] = [:]
+        /// The sources the peer receives from now (its last report's `live`).
+        var live: Set<UInt32> = []
+        /// Sequences the peer's reports covered, in all (grows with every report that adds).
+        var coveredCount: UInt64 = 0
+        /// This connection followed `peerSource` (`MeshKnowledge.follow`) and has not ended.
+        var following = false
+        var ended = false
     }
 
     private static let serials = Atomic<UInt32>(0)
@@ -37,6 +46,9 @@ final class PeerCoverage: Sendable {
         self.serial = serial
     }
 
+    /// Sequences the peer's reports covered so far (it moves on as the peer stores).
+    var coveredCount: UInt64 { state.withLock { $0.coveredCount } }
+
     /// The peer's store, once it reported (0 before).
     var peerSource: UInt32 { state.withLock { $0.peerSource } }
 
@@ -53,16 +65,36 @@ final class PeerCoverage: Sendable {
             else { return false }
             parsed.append((knowledge.source(uuid), ranges))
         }
+        var live: Set<UInt32>?
+        if let text = message["live"] {
+            let uuids = text.split(separator: ",").map(String.init)
+            guard uuids.allSatisfy({ $0.utf8.count <= 64 }) else { return false }
+            live = Set(uuids.map { knowledge.source($0) })
+        }
         let peer = knowledge.source(store)
-        knowledge.follow(source: peer)
-        state.withLock { state in
+        let follows = state.withLock { state -> Bool in
             state.peerSource = peer
             for (source, ranges) in parsed {
                 state.reported[source, default: SequenceRanges(limit: MeshKnowledge.rangeLimit)].formUnion(ranges)
+                state.coveredCount &+= ranges.count
             }
+            if let live { state.live = live }
+            guard !state.following, !state.ended else { return false }
+            state.following = true
+            return true
         }
+        if follows { knowledge.follow(source: peer) }
         heard.notify()
         return true
+    }
+
+    /// The connection ended: this database no longer receives the peer's feed over it.
+    func end() {
+        let followed = state.withLock { state -> UInt32? in
+            defer { state.ended = true }
+            return state.following && !state.ended ? state.peerSource : nil
+        }
+        if let followed { knowledge.unfollow(source: followed) }
     }
 
     /// What the peer has of a revision that arrived here, by the mesh's knowledge.
@@ -70,9 +102,9 @@ final class PeerCoverage: Sendable {
         /// It holds it: the revision came over this very connection (the peer sent it), or
         /// the peer covers its source's sequence.
         case held
-        /// Not known to be held, but the peer reports on the revision's source up to near
-        /// the revision's sequence there (`comingWindow`): it may be receiving it from
-        /// there right now.
+        /// Not known to be held, but the peer receives from the revision's source now and
+        /// reported on it up to near the revision's sequence there (`comingWindow`): it may
+        /// be receiving it from there right now.
         case coming
         /// Not known to be held.
         case unknown
@@ -80,7 +112,7 @@ final class PeerCoverage: Sendable {
 
     /// How far past the highest sequence a peer reported of a source a revision may be and
     /// still be `coming`: beyond it the peer is too far behind there to wait for.
-    static let comingWindow: UInt64 = 1024
+    static let comingWindow: UInt64 = 8192
 
     /// Per arrival (nil: none recorded), what the peer has of it.
     func holding(_ arrivals: [MeshKnowledge.Arrival?]) -> [Holding] {
@@ -92,15 +124,19 @@ final class PeerCoverage: Sendable {
                     return .unknown
                 }
                 if reported.contains(arrival.sequence) { return .held }
+                guard state.live.contains(arrival.source) else { return .unknown }
                 let highest = reported.ranges.last?.upperBound ?? 0
                 return arrival.sequence <= highest &+ Self.comingWindow ? .coming : .unknown
             }
         }
     }
 
-    /// A report of `ranges` from the store `uuid`.
-    static func report(store uuid: String, _ ranges: [String: SequenceRanges]) -> BLIPMessage {
+    /// A report of `ranges` from the store `uuid`, with the sources it receives from now
+    /// when they changed (`live`).
+    static func report(store uuid: String, _ ranges: [String: SequenceRanges], live: [String]? = nil) -> BLIPMessage {
         let body = JSON.object(ranges.mapValues { .string($0.description) })
-        return BLIPMessage(profile: profile, properties: [("store", uuid)], body: body.canonicalBytes(), noReply: true)
+        var properties = [("store", uuid)]
+        if let live { properties.append(("live", live.joined(separator: ","))) }
+        return BLIPMessage(profile: profile, properties: properties, body: body.canonicalBytes(), noReply: true)
     }
 }

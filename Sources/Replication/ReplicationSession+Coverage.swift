@@ -31,17 +31,22 @@ extension ReplicationSession {
         var report = knowledge.openReport(serial: serial)
         defer { knowledge.closeReport(serial: serial) }
         var first = true
+        var liveSent: UInt64?
         while !Task.isCancelled && !connection.isClosed {
             let generation = knowledge.changed.generation
             let peer = coverage.peerSource
             if peer != 0 { report = report.filter { knowledge.source($0.key) != peer } }
-            if first || !report.isEmpty {
+            let live = knowledge.liveSources()
+            if first || !report.isEmpty || live.generation != liveSent {
+                let message = PeerCoverage.report(
+                    store: store.uuid, report, live: live.generation != liveSent ? live.uuids : nil)
                 do {
-                    try await link.sendNoReply(PeerCoverage.report(store: store.uuid, report))
+                    try await link.sendNoReply(message)
                 } catch {
                     return
                 }
                 first = false
+                liveSent = live.generation
             }
             await knowledge.changed.wait(after: generation, timeout: .seconds(30))
             try? await Task.sleep(for: Self.coverageCoalesce)

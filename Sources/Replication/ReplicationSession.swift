@@ -54,7 +54,10 @@ public final class ReplicationSession: Sendable {
         receiver.register()
         if let coverage { registerCoverage(coverage) }
         // A pull waiting to catch up is released when the connection goes.
-        connection.onClose { [receiver] in receiver.endPull() }
+        connection.onClose { [receiver, coverage] in
+            coverage?.end()
+            receiver.endPull()
+        }
         link.setHandler(for: ReplicationMessages.getCheckpoint) { [self] in try await handleGetCheckpoint($0) }
         link.setHandler(for: ReplicationMessages.setCheckpoint) { [self] in try await handleSetCheckpoint($0) }
         link.setHandler(for: ReplicationMessages.subChanges) { [self] in try await handleSubChanges($0) }
@@ -87,6 +90,7 @@ public final class ReplicationSession: Sendable {
             return tasks
         }
         for task in tasks { task.cancel() }
+        coverage?.end()
         receiver.endPull()
         RevisionSources.unregister(self)
         progress.untrack(connection)

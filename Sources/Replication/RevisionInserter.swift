@@ -1,4 +1,5 @@
 import BLIP
+import DocumentModel
 import DocumentStore
 import Foundation
 import Synchronization
@@ -22,9 +23,11 @@ final class RevisionInserter: Sendable {
         var result: Result<Void, BLIPError>
         /// The local sequence the revision was stored at (nil: not stored, or known already).
         var sequence: UInt64?
-        /// The revision's sequence in the peer's feed (its `rev`'s `sequence`, when a number).
-        var remoteSequence: UInt64?
     }
+
+    /// A revision about to be saved, with its sequence in the peer's feed (its `rev`'s
+    /// `sequence`, when a number).
+    typealias Arrival = (docID: String, rev: RevID, remoteSequence: UInt64)
 
     /// A received revision, parsed or not yet.
     enum Input: Sendable {
@@ -56,6 +59,8 @@ final class RevisionInserter: Sendable {
     private let origin: RevisionOrigin
     private let parse: @Sendable (BLIPMessage) throws(BLIPError) -> DocumentUpdate
     private let onBatch: @Sendable ([Outcome]) -> Void
+    /// Told the revisions of each batch just before it is saved (nil: nobody asks).
+    private let beforeSave: (@Sendable ([Arrival]) -> Void)?
     private let state = Mutex(State())
 
     /// `parse` turns a `rev` message into an update (runs on the worker, possibly on
@@ -63,8 +68,9 @@ final class RevisionInserter: Sendable {
     init(
         store: DocumentStore, author: (any Sendable)? = nil, origin: RevisionOrigin = .peer(node: nil), maxBatch: Int = 2000,
         parse: @escaping @Sendable (BLIPMessage) throws(BLIPError) -> DocumentUpdate,
-        onBatch: @escaping @Sendable ([Outcome]) -> Void
+        onBatch: @escaping @Sendable ([Outcome]) -> Void, beforeSave: (@Sendable ([Arrival]) -> Void)? = nil
     ) {
+        self.beforeSave = beforeSave
         self.store = store
         self.author = author
         self.origin = origin
@@ -116,6 +122,14 @@ final class RevisionInserter: Sendable {
         var updates: [DocumentUpdate] = []
         updates.reserveCapacity(batch.count)
         for case .success(let update) in parsed { updates.append(update) }
+        if let beforeSave {
+            var arrivals: [Arrival] = []
+            for (item, parse) in zip(batch, parsed) {
+                guard case .success(let update) = parse, let remote = item.remoteSequence, let rev = update.mode.revision else { continue }
+                arrivals.append((update.docID, rev, remote))
+            }
+            beforeSave(arrivals)
+        }
         var saved: [Result<WriteResult, StoreError>]
         do {
             saved = try await store.save(batch: updates, author: author, origin: origin)
@@ -141,7 +155,7 @@ final class RevisionInserter: Sendable {
                 outcomes.append(Outcome(
                     responder: item.responder, docID: update.docID,
                     revID: update.mode.revision?.description ?? update.version?.current.description, result: result,
-                    sequence: sequence ?? nil, remoteSequence: item.remoteSequence))
+                    sequence: sequence ?? nil))
             }
         }
         return outcomes

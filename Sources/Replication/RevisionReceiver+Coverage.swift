@@ -1,3 +1,4 @@
+import DocumentModel
 import DocumentStore
 
 /// Which entries of a Shoal peer's feed this database now holds whole: an entry (one
@@ -50,16 +51,14 @@ extension RevisionReceiver {
         coverage.knowledge.cover(source: coverage.peerSource, sequences)
     }
 
-    /// Records where the revisions of a stored batch came from: this connection, and the
-    /// peer's feed at their `sequence` (`MeshKnowledge`).
-    func recordArrivals(_ outcomes: [RevisionInserter.Outcome]) {
-        guard let coverage else { return }
+    /// Records where the revisions of a batch about to be saved came from: this
+    /// connection, and the peer's feed at their `sequence` (`MeshKnowledge`). Before the
+    /// commit, so that no feed reads them without it.
+    static func recordArrivals(_ arrivals: [RevisionInserter.Arrival], coverage: PeerCoverage) {
         let source = coverage.peerSource
-        var arrivals: [(local: UInt64, arrival: MeshKnowledge.Arrival)] = []
-        for outcome in outcomes {
-            guard let local = outcome.sequence, let remote = outcome.remoteSequence else { continue }
-            arrivals.append((local, MeshKnowledge.Arrival(source: source, sequence: remote, link: coverage.serial)))
-        }
-        coverage.knowledge.recordArrivals(arrivals)
+        coverage.knowledge.recordArrivals(arrivals.map { arrival in
+            (MeshKnowledge.key(docID: arrival.docID, rev: arrival.rev),
+             MeshKnowledge.Arrival(source: source, sequence: arrival.remoteSequence, link: coverage.serial))
+        })
     }
 }

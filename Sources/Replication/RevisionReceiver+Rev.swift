@@ -49,7 +49,6 @@ extension RevisionReceiver {
             }
             if outcome.sequence != nil { stored += 1 }
         }
-        recordArrivals(outcomes)
         finish(finished)
         progress.update {
             $0.docsFailedPull += unknown

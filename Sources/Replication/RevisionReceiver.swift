@@ -80,12 +80,17 @@ final class RevisionReceiver: Sendable {
         claims.enter()
         // The inserter reports back without keeping the receiver alive.
         let owner = WeakReceiver()
+        var beforeSave: (@Sendable ([RevisionInserter.Arrival]) -> Void)?
+        if let coverage {
+            beforeSave = { arrivals in Self.recordArrivals(arrivals, coverage: coverage) }
+        }
         inserter = RevisionInserter(
             store: store, author: author, origin: origin,
             parse: { message throws(BLIPError) in
                 try Self.parseRev(message, noConflicts: noConflicts, versionVectors: versionVectors)
             },
-            onBatch: { outcomes in owner.receiver?.inserted(outcomes) })
+            onBatch: { outcomes in owner.receiver?.inserted(outcomes) },
+            beforeSave: beforeSave)
         owner.receiver = self
     }
 

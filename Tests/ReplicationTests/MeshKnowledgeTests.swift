@@ -27,19 +27,23 @@ import TestSupport
         #expect(book.finish("unknown", failed: false) == nil)
     }
 
-    @Test func arrivalsAreRememberedForARingOfLocalSequences() {
+    @Test func arrivalsAreRememberedByRevision() throws {
         let knowledge = MeshKnowledge()
-        #expect(knowledge.arrivals([1, 2]) == [nil, nil])
+        let rev = try #require(RevID("1-abc"))
+        let key = MeshKnowledge.key(docID: "doc", rev: rev)
+        #expect(key == MeshKnowledge.key(docID: "doc", rev: rev))
+        #expect(key != MeshKnowledge.key(docID: "doc2", rev: rev) && key != MeshKnowledge.key(docID: "doc", rev: RevID("2-abc")!))
+        #expect(knowledge.arrivals([key]) == [nil])
         let source = knowledge.source("store-a")
         #expect(source != 0 && knowledge.source("store-a") == source && knowledge.source("store-b") != source)
         let arrival = MeshKnowledge.Arrival(source: source, sequence: 40, link: 7)
-        knowledge.recordArrivals([(5, arrival)])
-        #expect(knowledge.arrivals([5, 6, 0]) == [arrival, nil, nil])
-        // A later local sequence in the same slot replaces it: the older one is forgotten.
-        let later = UInt64(5 + MeshKnowledge.arrivalCapacity)
-        knowledge.recordArrivals([(later, MeshKnowledge.Arrival(source: source, sequence: 41, link: 7))])
-        #expect(knowledge.arrivals([5]) == [nil])
-        #expect(knowledge.arrivals([later]).first??.sequence == 41)
+        knowledge.recordArrivals([(key, arrival)])
+        #expect(knowledge.arrivals([key, key &+ 1, 0]) == [arrival, nil, nil])
+        // Another revision in the same slot takes it: the older one is forgotten.
+        let rival = key &+ MeshKnowledge.arrivalCapacity
+        knowledge.recordArrivals([(rival, MeshKnowledge.Arrival(source: source, sequence: 41, link: 7))])
+        #expect(knowledge.arrivals([key]) == [nil])
+        #expect(knowledge.arrivals([rival]).first??.sequence == 41)
     }
 
     @Test func reportersGetEverythingFirstThenWhatGrew() {
@@ -74,12 +78,20 @@ import TestSupport
         #expect(coverage.holding([viaA, overThisLink, nil]) == [.unknown, .held, .unknown])
 
         let report = PeerCoverage.report(
-            store: "store-peer", ["store-a": SequenceRanges([1...20]), "store-peer": SequenceRanges([1...20])])
+            store: "store-peer", ["store-a": SequenceRanges([1...20]), "store-peer": SequenceRanges([1...20])], live: ["store-a"])
         #expect(coverage.record(report))
         #expect(coverage.peerSource == peer)
         let farAhead = MeshKnowledge.Arrival(source: a, sequence: 20 + PeerCoverage.comingWindow + 1, link: coverage.serial &+ 1)
         #expect(coverage.holding([viaA, viaAUncovered, overThisLink, fromPeerEarlier, unnamed, farAhead])
             == [.held, .coming, .held, .unknown, .unknown, .unknown])
+        // A source the peer no longer receives from: nothing is coming from there.
+        #expect(coverage.record(PeerCoverage.report(store: "store-peer", [:], live: [])))
+        #expect(coverage.holding([viaA, viaAUncovered]) == [.held, .unknown])
+        // This database follows the peer's store while the connection lives.
+        #expect(knowledge.liveSources().uuids == ["store-peer"])
+        coverage.end()
+        coverage.end()
+        #expect(knowledge.liveSources().uuids.isEmpty)
     }
 
     @Test func malformedReportsAreDroppedWhole() {
