@@ -54,22 +54,18 @@ struct WebSocketEvents: AsyncSequence, Sendable {
 /// Runs BLIP over WebSocket: the subprotocol, the client dial, and the glue that
 /// turns an open WebSocket (client or server side) into a running `BLIPConnection`.
 public enum BLIPWebSocket {
-    /// The subprotocol Couchbase Lite 3.x asks for.
-    public static let subprotocol = "BLIP_3+CBMobile_3"
+    /// The subprotocol a dialer asks for unless told otherwise (Couchbase Lite 3's).
+    public static let subprotocol = ProtocolVersion.default.subprotocol
     /// Largest WebSocket frame accepted (a BLIP frame plus its header and checksum).
     public static let maxWebSocketFrame = 1 << 20
     /// How long a closing handshake may take: a partitioned peer never answers it,
     /// and shutdown must not wait long for it.
     public static let closeTimeout = Duration.seconds(2)
 
-    /// The subprotocol Couchbase Lite 4 asks for: the same messages with versions (version
-    /// vectors) where CBMobile_3 has revision IDs.
-    public static let versionVectorSubprotocol = "BLIP_3+CBMobile_4"
-
     /// The subprotocols a passive peer accepts, preferred first: Couchbase Mobile 4
     /// (version vectors, Couchbase Lite 4), 3 and 2 (revision trees; the same messages
     /// for the default collection, as Sync Gateway 3 and 4 accept them).
-    public static let acceptedSubprotocols = [versionVectorSubprotocol, subprotocol, "BLIP_3+CBMobile_2"]
+    public static let acceptedSubprotocols = ProtocolVersion.accepted.map(\.subprotocol)
 
     /// The subprotocol to answer for a client's `Sec-WebSocket-Protocol` offer: the highest
     /// both speak (the first of `acceptedSubprotocols` it offers, whatever its order), or
@@ -78,11 +74,6 @@ public enum BLIPWebSocket {
         guard let offered else { return nil }
         let protocols = offered.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         return acceptedSubprotocols.first { protocols.contains($0) }
-    }
-
-    /// Whether a negotiated subprotocol names documents by versions (CBMobile_4).
-    public static func usesVersionVectors(_ subprotocol: String) -> Bool {
-        subprotocol == versionVectorSubprotocol
     }
 
     /// Auto-ping period for a heartbeat interval: a ping goes out every 1.5

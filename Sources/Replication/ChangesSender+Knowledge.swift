@@ -42,15 +42,24 @@ extension ChangesSender {
     /// receives a write from its writer at about the same time; without the wait, each
     /// would offer it to every other before hearing that they have it. Every report that
     /// covers more starts the wait again (the peer is moving), up to `coverageMaxWait`.
-    static let coveragePatience = Duration.milliseconds(150)
-    static let coverageMaxWait = Duration.seconds(2)
+    static let coveragePatience = Duration.milliseconds(300)
+    static let coverageMaxWait = Duration.seconds(3)
+    /// How long the first offers wait for the peer's first report (it sends one as the
+    /// connection starts, with everything it covers).
+    static let firstReportWait = Duration.seconds(10)
 
-    /// `heldByPeer`, waiting while some leaves are `coming` for the peer's reports and
-    /// looking again: until none is `coming`, the peer's coverage has not grown for
-    /// `coveragePatience`, or `coverageMaxWait` passed.
+    /// `heldByPeer`, once the peer's first report is in (at most `firstReportWait`),
+    /// waiting while some leaves are `coming` for the peer's reports and looking again:
+    /// until none is `coming`, the peer's coverage has not grown for `coveragePatience`,
+    /// or `coverageMaxWait` passed.
     func heldByPeerWaiting(_ page: [ChangedDocument]) async -> [Set<RevID>] {
+        guard let coverage else { return [] }
+        // The peer's first report holds everything it covers: nothing is offered before it.
+        if coverage.heard.generation == 0 {
+            await coverage.heard.wait(after: 0, timeout: Self.firstReportWait)
+        }
         var (held, coming) = heldByPeer(page)
-        guard coming > 0, let coverage else { return held }
+        guard coming > 0 else { return held }
         let clock = ContinuousClock()
         let end = clock.now + Self.coverageMaxWait
         var deadline = min(end, clock.now + Self.coveragePatience)

@@ -24,19 +24,29 @@ final class ChangesSender: Sendable {
         /// deleted before the feed started are not sent. Deleted later, they are: Sync
         /// Gateway too sends deletions once the client has caught up.
         var activeOnly = false
-        /// Offer only each document's winning revision (a client in no-conflicts mode,
-        /// `PeerAccess.noConflicts`): never a losing branch, nor the tombstone that
-        /// resolved one, which would turn the client's live copy into a deletion.
-        var winnerOnly = false
-        /// The peer names documents by versions (`BLIP_3+CBMobile_4`): each entry offers the
-        /// revision's current version, and a `rev` carries its vector (`rev` + `history`).
-        var versionVectors = false
-        /// Offer with `proposeChanges` (an active push to a version-vector peer, as Couchbase
-        /// Lite 4 pushes): see `ChangesSender+Propose.swift`.
-        var proposes = false
+        /// How the peer speaks (`PeerDialect`): what is offered and how follows from it.
+        var dialect = PeerDialect()
+        /// An active push (else the feed serves the peer's `subChanges`).
+        var pushing = false
         /// Rev messages awaiting their reply at once (the peer commits them in groups,
         /// so this window bounds its transaction size).
         var revsInFlight = 2048
+
+        init(dialect: PeerDialect = PeerDialect(), pushing: Bool = false) {
+            self.dialect = dialect
+            self.pushing = pushing
+        }
+
+        /// Offer only each document's winning revision (`PeerDialect.offersWinnersOnly`):
+        /// never a losing branch, nor the tombstone that resolved one, which would turn a
+        /// client's live copy into a deletion.
+        var winnerOnly: Bool { dialect.offersWinnersOnly }
+        /// The peer names documents by versions (`BLIP_3+CBMobile_4`): each entry offers the
+        /// revision's current version, and a `rev` carries its vector (`rev` + `history`).
+        var versionVectors: Bool { dialect.namesByVersions }
+        /// Offer with `proposeChanges` (an active push to a version-vector peer, as Couchbase
+        /// Lite 4 pushes): see `ChangesSender+Propose.swift`.
+        var proposes: Bool { pushing && dialect.proposesOnPush }
     }
 
     let store: DocumentStore
@@ -394,7 +404,7 @@ final class ChangesSender: Sendable {
                     if rev == listing.tree.winner, let vector = versions[listing.docID] { entry.version = vector.current.description }
                     // Shoal peers (those `rev`s carry `shoal-vv` to) learn the winner's vector
                     // even when they have the revision (identical edits, §10.9 "Convergence").
-                    if rev == listing.tree.winner, !options.winnerOnly, !options.versionVectors {
+                    if rev == listing.tree.winner, options.dialect.carriesShoalVectors {
                         entry.vector = vectors[page]
                     }
                     batch.entries.append(entry)
@@ -429,7 +439,11 @@ final class ChangesSender: Sendable {
         progress.update { $0.revisions.offered += batch.entries.count }
         if options.proposes { return propose(batch) }
         let body = JSON.array(batch.entries.map(\.json)).canonicalBytes()
-        return queue(ReplicationMessages.changesRequest(body: body))
+        var request = ReplicationMessages.changesRequest(body: body)
+        if options.dialect.carriesShoalVectors, let vectors = ReplicationMessages.rowVectors(batch.entries) {
+            request[ReplicationMessages.rowVectorsProperty] = vectors
+        }
+        return queue(request)
     }
 
     /// Queues `request` now (in order with the feed's other offers); its reply comes later.
@@ -491,7 +505,7 @@ final class ChangesSender: Sendable {
         if outgoing.deleted { properties.append(("deleted", "1")) }
         // Shoal peers (not clients) get the revision's vector too, unless it is only the
         // revision's legacy version, which the receiver derives itself.
-        if !options.winnerOnly, let text = outgoing.storedVersionText {
+        if options.dialect.carriesShoalVectors, let text = outgoing.storedVersionText {
             properties.append((ReplicationMessages.versionVectorProperty, text))
         }
         return BLIPMessage(properties: properties, body: body, compressed: body.count >= 4096)

@@ -8,9 +8,9 @@ import Synchronization
 /// - **Arrivals.** For each revision received by replication (document and revision ID):
 ///   the store it came from (the peer's store UUID), its sequence in that store's feed,
 ///   and the connection it came over. Recorded before the revision's commit, so that no
-///   feed reads the revision before its arrival. Kept in a table of `arrivalCapacity`
-///   slots by a hash of the revision (this process's `Hasher`); a revision whose slot was
-///   taken since is forgotten, and a forgotten revision is offered as before.
+///   feed reads the revision before its arrival. Kept by a hash of the revision (this
+///   process's `Hasher`) for the last `arrivalCapacity` revisions; a forgotten revision
+///   is offered as before.
 /// - **Coverage.** For each source store, the sequences of its feed whose whole entry
 ///   this database holds (`SequenceRanges`): every revision the entry offered was stored,
 ///   or was already here. Each connection to a Shoal peer reports what was added since
@@ -31,27 +31,28 @@ final class MeshKnowledge: Sendable {
         var link: UInt32
     }
 
-    private struct Slot {
-        var key = 0
-        var arrival = Arrival(source: 0, sequence: 0, link: 0)
-    }
-
     private struct State {
-        /// Arrivals by revision key (allocated on first use).
-        var ring: [Slot] = []
+        /// Arrivals by revision key, and the keys in the order they were recorded (from
+        /// `head` on): the oldest are forgotten first.
+        var arrivals: [Int: Arrival] = [:]
+        var order: [Int] = []
+        var head = 0
         var sources: [String: UInt32] = [:]
         var names: [String] = [""]
         /// This database's coverage of each source (by `source(_:)`).
         var covered: [UInt32: SequenceRanges] = [:]
         /// What each reporting connection has yet to tell its peer (by connection serial).
         var outboxes: [UInt32: [UInt32: SequenceRanges]] = [:]
+        /// The peer store of each connection that named it (arrivals recorded before it
+        /// did are resolved through this).
+        var linkSources: [UInt32: UInt32] = [:]
         /// Connections receiving each source's feed now (`follow`/`unfollow`).
         var live: [UInt32: Int] = [:]
         /// Moves on whenever `live` changes a source's presence.
         var liveGeneration: UInt64 = 0
     }
 
-    /// Slots for arrivals (the most recent revisions are remembered).
+    /// Arrivals remembered (the most recent revisions').
     static let arrivalCapacity = 1 << 17
     /// Ranges kept per source, here and per peer.
     static let rangeLimit = 1 << 14
@@ -89,15 +90,20 @@ final class MeshKnowledge: Sendable {
         return key == 0 ? 1 : key
     }
 
-    private static func slot(_ key: Int) -> Int { Int(UInt(bitPattern: key) % UInt(arrivalCapacity)) }
-
     /// Records where these revisions (by `key`) came from.
     func recordArrivals(_ arrivals: [(key: Int, arrival: Arrival)]) {
         guard !arrivals.isEmpty else { return }
         state.withLock { state in
-            if state.ring.isEmpty { state.ring = Array(repeating: Slot(), count: Self.arrivalCapacity) }
-            for (key, arrival) in arrivals {
-                state.ring[Self.slot(key)] = Slot(key: key, arrival: arrival)
+            for (key, arrival) in arrivals where state.arrivals.updateValue(arrival, forKey: key) == nil {
+                state.order.append(key)
+            }
+            while state.arrivals.count > Self.arrivalCapacity, state.head < state.order.count {
+                state.arrivals.removeValue(forKey: state.order[state.head])
+                state.head += 1
+            }
+            if state.head > Self.arrivalCapacity / 2 {
+                state.order.removeFirst(state.head)
+                state.head = 0
             }
         }
     }
@@ -105,12 +111,17 @@ final class MeshKnowledge: Sendable {
     /// The arrival of each revision (by `key`; nil: not received by replication, or forgotten).
     func arrivals(_ keys: [Int]) -> [Arrival?] {
         state.withLock { state in
-            guard !state.ring.isEmpty else { return Array(repeating: nil, count: keys.count) }
-            return keys.map { key in
-                let slot = state.ring[Self.slot(key)]
-                return slot.key == key && key != 0 ? slot.arrival : nil
+            keys.map { key in
+                guard var arrival = state.arrivals[key] else { return nil }
+                if arrival.source == 0 { arrival.source = state.linkSources[arrival.link] ?? 0 }
+                return arrival
             }
         }
+    }
+
+    /// Connection `link`'s peer named its store: `source`.
+    func name(link: UInt32, source: UInt32) {
+        state.withLock { $0.linkSources[link] = source }
     }
 
     /// A connection now receives `source`'s feed (`unfollow` when it ends): reported as

@@ -18,17 +18,10 @@ public struct PeerAccess: Sendable {
     /// a pull resuming from there is told which documents it can no longer see.
     public var lostChannels: (@Sendable (UInt64) async throws -> Set<String>)?
 
-    /// Sync Gateway's no-conflicts mode, for clients (Couchbase Lite, anything that is
-    /// not a Shoal mesh peer): a pushed revision that would start a branch is refused
-    /// with 409 (`proposeChanges` entry, `rev` error), so the client pulls, resolves and
-    /// pushes a child of our revision; and the client is offered only each document's
-    /// winning revision, never a losing branch or the tombstone that resolved one.
-    public var noConflicts: Bool
-
-    /// The connection speaks `BLIP_3+CBMobile_4` (Couchbase Lite 4): documents are named
-    /// by versions on the wire (`changes`, `proposeChanges`, `rev`), and the peer's
-    /// `subChanges` must ask for `versioning: version-vectors`.
-    public var versionVectors = false
+    /// How the peer speaks: its connection's protocol version, and whether it is a Shoal
+    /// node, another server or a client in Sync Gateway's no-conflicts mode (a pushed
+    /// revision that would start a branch is refused with 409; it is offered winners only).
+    public var dialect: PeerDialect
 
     /// What the revisions the peer sends are recorded as (`RevisionOrigin.peer`, with the
     /// peer's node ID when it is a mesh node).
@@ -36,14 +29,14 @@ public struct PeerAccess: Sendable {
 
     public init(
         author: (any Sendable)? = nil, channels: (@Sendable () async throws -> [String: UInt64]?)? = nil,
-        lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil, noConflicts: Bool = false,
+        lostChannels: (@Sendable (UInt64) async throws -> Set<String>)? = nil, dialect: PeerDialect = PeerDialect(),
         origin: RevisionOrigin = .peer(node: nil)
     ) {
         self.origin = origin
         self.author = author
         self.channels = channels
         self.lostChannels = lostChannels
-        self.noConflicts = noConflicts
+        self.dialect = dialect
     }
 
     /// Everything, as an administrator (mesh peers, the admin port, active replications).

@@ -27,6 +27,8 @@ final class PeerCoverage: Sendable {
         var coveredCount: UInt64 = 0
         /// This connection followed `peerSource` (`MeshKnowledge.follow`) and has not ended.
         var following = false
+        /// Sequences of the peer's feed covered before it named its store.
+        var pendingCover: [UInt64] = []
         var ended = false
     }
 
@@ -72,7 +74,12 @@ final class PeerCoverage: Sendable {
             live = Set(uuids.map { knowledge.source($0) })
         }
         let peer = knowledge.source(store)
+        var pending: [UInt64] = []
         let follows = state.withLock { state -> Bool in
+            if state.peerSource == 0 {
+                pending = state.pendingCover
+                state.pendingCover = []
+            }
             state.peerSource = peer
             for (source, ranges) in parsed {
                 state.reported[source, default: SequenceRanges(limit: MeshKnowledge.rangeLimit)].formUnion(ranges)
@@ -83,9 +90,22 @@ final class PeerCoverage: Sendable {
             state.following = true
             return true
         }
+        knowledge.name(link: serial, source: peer)
         if follows { knowledge.follow(source: peer) }
+        knowledge.cover(source: peer, pending)
         heard.notify()
         return true
+    }
+
+    /// This database now holds the peer's entries at `sequences` (kept until the peer
+    /// names its store, if it has not yet).
+    func cover(_ sequences: [UInt64]) {
+        guard !sequences.isEmpty else { return }
+        let source = state.withLock { state -> UInt32 in
+            if state.peerSource == 0 { state.pendingCover += sequences }
+            return state.peerSource
+        }
+        if source != 0 { knowledge.cover(source: source, sequences) }
     }
 
     /// The connection ended: this database no longer receives the peer's feed over it.

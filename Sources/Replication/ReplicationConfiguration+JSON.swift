@@ -1,3 +1,4 @@
+import BLIP
 import DocumentStore
 import DocumentModel
 import Foundation
@@ -71,7 +72,7 @@ extension ReplicationConfiguration {
         }
         allCollections = try Self.bool(json["collections_enabled"], "collections_enabled", id) ?? false
         if let value = json["versioning"] {
-            guard let text = value.stringValue, let parsed = Versioning(rawValue: text) else {
+            guard let text = value.stringValue, let parsed = ProtocolVersion(versioning: text) else {
                 throw .init(reason: "replication \(id): \"versioning\" must be rev-trees or version-vectors")
             }
             versioning = parsed
@@ -119,7 +120,7 @@ extension ReplicationConfiguration {
         if purgeOnRemoval { object["purge_on_removal"] = true }
         if let collections { object["collections"] = .array(collections.map { .string($0.description) }) }
         if allCollections { object["collections_enabled"] = true }
-        if versioning != .revTrees { object["versioning"] = .string(versioning.rawValue) }
+        if versioning != .default { object["versioning"] = .string(versioning.subChangesVersioning) }
         return .object(object)
     }
 }

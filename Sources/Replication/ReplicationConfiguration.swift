@@ -1,3 +1,4 @@
+import BLIP
 import DocumentStore
 import Foundation
 
@@ -48,18 +49,11 @@ public struct ReplicationConfiguration: Sendable, Equatable {
     /// redialing with the backoff.
     public var retryRefusals = false
 
-    /// How documents are named on the wire (`"versioning"`).
-    public enum Versioning: String, Sendable, Equatable, CaseIterable {
-        /// Revision IDs and revision trees (`BLIP_3+CBMobile_3`, then 2): Couchbase Lite 3,
-        /// Sync Gateway 3 and 4, Shoal.
-        case revTrees = "rev-trees"
-        /// Versions (version vectors) when the peer speaks `BLIP_3+CBMobile_4` (Sync
-        /// Gateway 4, a Shoal node), as Couchbase Lite 4 does; revision trees otherwise.
-        case versionVectors = "version-vectors"
-    }
-
-    /// What the dial offers: `.versionVectors` offers `BLIP_3+CBMobile_4` first.
-    public var versioning = Versioning.revTrees
+    /// The newest protocol version the dial offers (`"versioning"`): `rev-trees` offers
+    /// `BLIP_3+CBMobile_3` (then 2: revision IDs and trees, Couchbase Lite 3, Sync Gateway
+    /// 3 and 4, Shoal); `version-vectors` offers `BLIP_3+CBMobile_4` first (versions when
+    /// the peer speaks it, as Couchbase Lite 4 does; revision trees otherwise).
+    public var versioning = ProtocolVersion.default
 
     public init(
         id: String, remote: String, direction: Direction = .pushAndPull, continuous: Bool = false,

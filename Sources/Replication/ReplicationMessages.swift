@@ -47,9 +47,8 @@ enum ReplicationMessages {
         /// The revision's current version, offered instead of `revID` to a peer that
         /// names revisions by versions (CBMobile_4).
         var version: String?
-        /// The stored vector of the winner offered, for Shoal peers (the row's sixth item:
-        /// its text, `""` for the legacy version alone; after the flags and a body size of
-        /// 0, which Couchbase Lite and Sync Gateway read past). A node that has the
+        /// The stored vector of the winner offered, for Shoal peers (carried beside the
+        /// rows, in the message's `shoal-vvs` property: `rowVectors`). A node that has the
         /// revision reconciles its vector with it (`DocumentStore.reconcileVectors`).
         var vector: OfferedVector = .unknown
 
@@ -75,11 +74,6 @@ enum ReplicationMessages {
         var json: JSON {
             var items: [JSON] = [sequence, .string(docID), .string(version ?? revID.description)]
             if flags == Self.deletedFlag { items.append(true) } else if flags != 0 { items.append(.int(Int64(flags))) }
-            if case .stored(let text) = vector {
-                if items.count == 3 { items.append(false) }
-                items.append(0)
-                items.append(.string(text ?? ""))
-            }
             return .array(items)
         }
 
@@ -103,7 +97,38 @@ enum ReplicationMessages {
             self.docID = docID
             self.revID = revID
             flags = Self.flags(items)
-            if items.count > 5, let text = items[5].stringValue { vector = .stored(text.isEmpty ? nil : text) }
+        }
+    }
+
+    /// A `changes` property Shoal adds for its own peers (`PeerDialect.carriesShoalVectors`):
+    /// the stored vectors of the winners its rows offer, a JSON array with one item per
+    /// row — the vector's text, `""` for a revision's legacy version alone, `null` for a
+    /// row without — trailing nulls dropped. Others never get it.
+    static let rowVectorsProperty = "shoal-vvs"
+
+    /// The `shoal-vvs` value for `entries` (nil when no row has a vector).
+    static func rowVectors(_ entries: [ChangeEntry]) -> String? {
+        var items: [JSON] = entries.map { entry in
+            if case .stored(let text) = entry.vector { return .string(text ?? "") }
+            return .null
+        }
+        while items.last == .null { items.removeLast() }
+        return items.isEmpty ? nil : JSON.array(items).canonicalString
+    }
+
+    /// Gives `entries` the vectors a `shoal-vvs` value names. A value that is not such a
+    /// list (or longer than the rows) is a 400.
+    static func applyRowVectors(_ value: String?, to entries: inout [ChangeEntry]) throws(BLIPError) {
+        guard let value else { return }
+        guard let items = (try? JSON.parse(value))?.arrayValue, items.count <= entries.count else {
+            throw error(400, "\(rowVectorsProperty) must be a list of vectors, one per row")
+        }
+        for (index, item) in items.enumerated() {
+            switch item {
+            case .null: continue
+            case .string(let text): entries[index].vector = .stored(text.isEmpty ? nil : text)
+            default: throw error(400, "\(rowVectorsProperty) must be a list of vectors, one per row")
+            }
         }
     }
 

@@ -67,12 +67,11 @@ extension ReplicationSession {
         since: UInt64, continuous: Bool, docIDs: [String]?, batchSize: Int,
         onCheckpoint: @escaping @Sendable (UInt64) async -> Void
     ) async throws {
-        var options = ChangesSender.Options()
+        var options = ChangesSender.Options(dialect: access.dialect, pushing: true)
         options.since = since
         options.continuous = continuous
         options.batchSize = batchSize
         options.docIDs = docIDs.map(Set.init)
-        DocumentNaming(access).pushOptions(&options)
         let sender = ChangesSender(
             store: store, connection: link, options: options, progress: progress, logger: logger, peerHas: receiver.peerHas,
             coverage: coverage, onCheckpoint: onCheckpoint)
@@ -107,8 +106,7 @@ extension ReplicationSession {
     ) async throws {
         receiver.beginPull(since: since, continuous: continuous, purgeOnRemoval: purgeOnRemoval)
         var message = BLIPMessage(profile: ReplicationMessages.subChanges, properties: [("batch", String(batchSize))])
-        let naming = DocumentNaming(access)
-        if naming == .versionVectors { message["versioning"] = naming.subChangesVersioning }
+        if access.dialect.namesByVersions { message["versioning"] = access.dialect.version.subChangesVersioning }
         if let since { message["since"] = since.canonicalString }
         if continuous { message["continuous"] = "true" }
         if let channels {

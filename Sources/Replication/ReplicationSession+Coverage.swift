@@ -7,11 +7,11 @@ extension ReplicationSession {
     /// makes one report, not one per revision).
     static let coverageCoalesce = Duration.milliseconds(20)
 
-    /// Whether the peer is a Shoal node that reads everything: its offers and ours take
-    /// part in the mesh's knowledge (`MeshKnowledge`). Clients (no-conflicts mode, version
-    /// vectors) and channel-limited peers do not.
+    /// Whether the peer is a Shoal node that reads everything (`PeerDialect.exchangesCoverage`,
+    /// with its node ID known): its offers and ours take part in the mesh's knowledge
+    /// (`MeshKnowledge`). Clients and channel-limited peers do not.
     static func exchangesCoverage(_ access: PeerAccess) -> Bool {
-        access.origin.node != nil && access.channels == nil && !access.noConflicts && !access.versionVectors
+        access.dialect.exchangesCoverage && access.origin.node != nil && access.channels == nil
     }
 
     /// Registers the handler for the peer's reports (before the first frame is read).

@@ -49,8 +49,7 @@ public final class ReplicationSession: Sendable {
         self.coverage = coverage
         receiver = RevisionReceiver(
             store: store, connection: link, progress: progress, author: access.author, origin: access.origin,
-            noConflicts: access.noConflicts, versionVectors: access.versionVectors,
-            provesAttachments: access.channels != nil, coverage: coverage, logger: logger)
+            dialect: access.dialect, provesAttachments: access.channels != nil, coverage: coverage, logger: logger)
         receiver.register()
         if let coverage { registerCoverage(coverage) }
         // A pull waiting to catch up is released when the connection goes.
@@ -133,17 +132,16 @@ public final class ReplicationSession: Sendable {
         // Couchbase Lite 3.1+ names its document model, which must be the connection's:
         // version vectors on `BLIP_3+CBMobile_4`, revision trees on 3 and 2 (refused as
         // couchbase-lite-core's passive Pusher refuses it).
-        let naming = DocumentNaming(access)
-        let versioning = message["versioning"] ?? naming.subChangesVersioning
-        guard versioning == naming.subChangesVersioning else {
+        let dialect = access.dialect
+        let versioning = message["versioning"] ?? dialect.version.subChangesVersioning
+        guard versioning == dialect.version.subChangesVersioning else {
             logger.notice("""
-                refused subChanges with versioning '\(versioning)' on a \(naming.connectionKind) connection: \
+                refused subChanges with versioning '\(versioning)' on a \(dialect) connection: \
                 501 Incompatible document versioning.
                 """)
             throw ReplicationMessages.error(501, "Incompatible document versioning.")
         }
-        var options = ChangesSender.Options()
-        naming.servingOptions(&options, noConflicts: access.noConflicts)
+        var options = ChangesSender.Options(dialect: dialect)
         if let since = message["since"], !since.isEmpty {
             let parsed = (try? JSON.parse(since)) ?? .string(since)
             options.since = Self.localSequence(parsed)

@@ -176,15 +176,17 @@ public final class Replicator: Sendable {
     /// The WebSocket subprotocols the dial offers: `BLIP_3+CBMobile_4` first when the
     /// replication asks for versions (nil: the dialer's default, revision trees).
     var offeredSubprotocols: [String]? {
-        configuration.versioning == .versionVectors ? BLIPWebSocket.acceptedSubprotocols : nil
+        configuration.versioning == .cbMobile3 ? nil : configuration.versioning.offers.map(\.subprotocol)
     }
 
     /// What the peer's revisions are recorded as coming from (`RevisionOrigin.peer`),
     /// and whether `connection` names documents by versions (the peer chose
     /// `BLIP_3+CBMobile_4`).
     func peerAccess(_ connection: BLIPConnection) -> PeerAccess {
-        var access = PeerAccess(origin: .peer(node: peerNodeID(), detail: configuration.redactedRemote))
-        access.versionVectors = connection.subprotocol.map(BLIPWebSocket.usesVersionVectors) ?? false
+        let nodeID = peerNodeID()
+        let access = PeerAccess(
+            dialect: PeerDialect(subprotocol: connection.subprotocol, peer: nodeID == nil ? .server : .shoal),
+            origin: .peer(node: nodeID, detail: configuration.redactedRemote))
         if let subprotocol = connection.subprotocol { progress.update { $0.subprotocol = subprotocol } }
         return access
     }

@@ -47,8 +47,7 @@ struct CoverageBook: Sendable {
 extension RevisionReceiver {
     /// Tells the database's knowledge that we hold the peer's entries at `sequences`.
     func cover(_ sequences: [UInt64]) {
-        guard let coverage, !sequences.isEmpty else { return }
-        coverage.knowledge.cover(source: coverage.peerSource, sequences)
+        coverage?.cover(sequences)
     }
 
     /// Records where the revisions of a batch about to be saved came from: this

@@ -21,7 +21,7 @@ extension RevisionReceiver {
         Task {
             let update: DocumentUpdate
             do {
-                update = try Self.parseRev(message, noConflicts: noConflicts, versionVectors: versionVectors)
+                update = try Self.parseRev(message, dialect: dialect)
                 try await fetchMissingAttachments(update)
             } catch {
                 let failure = (error as any Error) as? BLIPError ?? BLIPError(code: 500, message: "\(error)")
@@ -60,12 +60,11 @@ extension RevisionReceiver {
         })
     }
 
-    /// `noConflicts`: the update is refused (409) if it would start a branch.
-    /// `versionVectors`: `rev` and `history` are a version vector (CBMobile_4).
-    static func parseRev(
-        _ message: BLIPMessage, noConflicts: Bool = false, versionVectors: Bool = false
-    ) throws(BLIPError) -> DocumentUpdate {
-        if versionVectors { return try parseVersionedRev(message, noConflicts: noConflicts) }
+    /// `dialect.refusesBranches`: the update is refused (409) if it would start a branch.
+    /// `dialect.namesByVersions`: `rev` and `history` are a version vector (CBMobile_4).
+    static func parseRev(_ message: BLIPMessage, dialect: PeerDialect = PeerDialect()) throws(BLIPError) -> DocumentUpdate {
+        let noConflicts = dialect.refusesBranches
+        if dialect.namesByVersions { return try parseVersionedRev(message, noConflicts: noConflicts) }
         // The common case: a canonical body without `_` keys (as Shoal and Couchbase
         // Lite send them) is validated, not parsed, and stored as received.
         if let docID = message["id"], let revString = message["rev"],

@@ -15,10 +15,9 @@ final class RevisionReceiver: Sendable {
     let progress: ReplicationProgress
     let logger: Logger
     let inserter: RevisionInserter
-    /// `PeerAccess.noConflicts`: refuse revisions that would start a branch.
-    let noConflicts: Bool
-    /// `PeerAccess.versionVectors`: the peer names revisions by versions (CBMobile_4).
-    let versionVectors: Bool
+    /// How the peer speaks (`PeerAccess.dialect`).
+    let dialect: PeerDialect
+
     /// The peer reads only some channels: an attachment it names that we already hold
     /// (and that the revision's parent does not have) must be proven with
     /// `proveAttachment`, or naming a digest would be a way to read it.
@@ -65,17 +64,16 @@ final class RevisionReceiver: Sendable {
 
     init(
         store: DocumentStore, connection: CollectionLink, progress: ReplicationProgress, author: (any Sendable)? = nil,
-        origin: RevisionOrigin = .peer(node: nil), noConflicts: Bool = false, versionVectors: Bool = false,
+        origin: RevisionOrigin = .peer(node: nil), dialect: PeerDialect = PeerDialect(),
         provesAttachments: Bool = false, coverage: PeerCoverage? = nil, logger: Logger
     ) {
         self.coverage = coverage
-        self.versionVectors = versionVectors
+        self.dialect = dialect
         self.provesAttachments = provesAttachments
         self.store = store
         self.connection = connection
         self.progress = progress
         self.logger = logger
-        self.noConflicts = noConflicts
         claims = RevisionClaims.of(store)
         claims.enter()
         // The inserter reports back without keeping the receiver alive.
@@ -87,7 +85,7 @@ final class RevisionReceiver: Sendable {
         inserter = RevisionInserter(
             store: store, author: author, origin: origin,
             parse: { message throws(BLIPError) in
-                try Self.parseRev(message, noConflicts: noConflicts, versionVectors: versionVectors)
+                try Self.parseRev(message, dialect: dialect)
             },
             onBatch: { outcomes in owner.receiver?.inserted(outcomes) },
             beforeSave: beforeSave)
@@ -203,16 +201,17 @@ final class RevisionReceiver: Sendable {
         // Sync Gateway's no-conflicts mode: a client pushes with `proposeChanges`; a
         // Couchbase Lite pusher that tried `changes` switches on this answer and sends
         // the batch again (`ignoreNoConflicts` is Sync Gateway's opt-out).
-        if noConflicts, message["ignoreNoConflicts"] != "true" {
+        if dialect.refusesBranches, message["ignoreNoConflicts"] != "true" {
             throw ReplicationMessages.error(409, "Use 'proposeChanges' instead")
         }
-        if versionVectors { return try await handleVersionedChanges(items) }
-        let entries = try items.map { (item: JSON) throws(BLIPError) -> ReplicationMessages.ChangeEntry in
+        if dialect.namesByVersions { return try await handleVersionedChanges(items) }
+        var entries = try items.map { (item: JSON) throws(BLIPError) -> ReplicationMessages.ChangeEntry in
             guard let entry = ReplicationMessages.ChangeEntry(item) else {
                 throw ReplicationMessages.error(400, "malformed changes entry \(item)")
             }
             return entry
         }
+        try ReplicationMessages.applyRowVectors(message[ReplicationMessages.rowVectorsProperty], to: &entries)
         // The peer has what it offers: our feed need not offer it back.
         for entry in entries where !entry.lostAccess { peerHas.record(docID: entry.docID, rev: entry.revID, vector: entry.vector) }
         var wanted: [[RevID]?]
@@ -391,7 +390,7 @@ final class RevisionReceiver: Sendable {
         guard let items = try ReplicationMessages.parseJSONBody(message).arrayValue else {
             throw ReplicationMessages.error(400, "proposeChanges body must be a JSON array")
         }
-        if versionVectors { return try await handleProposedVersions(message, items: items) }
+        if dialect.namesByVersions { return try await handleProposedVersions(message, items: items) }
         var proposals: [(docID: String, rev: RevID, parent: RevID?)] = []
         for item in items {
             guard let fields = item.arrayValue, fields.count >= 2, let docID = fields[0].stringValue,
@@ -401,7 +400,7 @@ final class RevisionReceiver: Sendable {
             proposals.append((docID, rev, parent))
             peerHas.record(docID: docID, rev: rev)
         }
-        if noConflicts {
+        if dialect.refusesBranches {
             let found: [String: DocumentMetadata]
             do {
                 found = try await store.metadata(proposals.map(\.docID))

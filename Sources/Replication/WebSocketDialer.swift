@@ -54,7 +54,7 @@ public struct WebSocketDialer: BLIPDialer {
     /// The header Shoal's own replicator sends on a dial that is not a mesh link (a
     /// named replication): it handles revision trees and conflicts itself, so the
     /// passive node keeps accepting its branches instead of treating it as a Couchbase
-    /// Lite client in no-conflicts mode (`PeerAccess.noConflicts`).
+    /// Lite client in no-conflicts mode (`PeerDialect.refusesBranches`).
     public static let replicatorHeader = HTTPField.Name("X-Shoal-Replicator")!
     /// The default extra headers: `X-Shoal-Replicator: 1`.
     public static let replicatorHeaders: HTTPFields = [replicatorHeader: "1"]

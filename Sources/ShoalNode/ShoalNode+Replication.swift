@@ -15,7 +15,8 @@ extension ShoalNode: SyncAcceptor {
     /// the database has one) replicate everything; anyone else authenticates as a user
     /// (Basic, session cookie or GUEST) and gets that user's channels and write rules.
     /// Clients that are neither mesh peers nor Shoal replicators are in no-conflicts mode.
-    /// A `BLIP_3+CBMobile_4` connection names documents by versions (`PeerAccess.versionVectors`).
+    /// How the peer speaks (`PeerAccess.dialect`) follows from the negotiated subprotocol and
+    /// who it is (a `BLIP_3+CBMobile_4` connection names documents by versions).
     public func syncSession(
         database: String, isAdmin: Bool, headers: HTTPFields, tlsBinding: [UInt8]?, subprotocol: String
     ) async throws(SyncRefusal) -> SyncAcceptance {
@@ -47,10 +48,9 @@ extension ShoalNode: SyncAcceptor {
         }
         // Couchbase Lite clients (anything that is neither a mesh peer nor Shoal's own
         // replicator) replicate in Sync Gateway's no-conflicts mode.
-        let noConflicts = peerNodeID == nil && headers[WebSocketDialer.replicatorHeader] == nil
-        access.noConflicts = noConflicts
-        let versionVectors = BLIPWebSocket.usesVersionVectors(subprotocol)
-        access.versionVectors = versionVectors
+        let client = peerNodeID == nil && headers[WebSocketDialer.replicatorHeader] == nil
+        let dialect = PeerDialect(subprotocol: subprotocol, peer: client ? .client : .shoal)
+        access.dialect = dialect
         // What the peer's revisions are recorded as: the mesh node, or the user a client is.
         access.origin = .peer(node: peerNodeID, detail: access.origin.detail)
         let mesh = peerNodeID == nil ? nil : meshes[database]
@@ -74,8 +74,7 @@ extension ShoalNode: SyncAcceptor {
                 if let user, let security = self.security(database: name.keyspace(in: database)) {
                     collectionAccess = Self.peerAccess(user, security: security)
                 }
-                collectionAccess.noConflicts = noConflicts
-                collectionAccess.versionVectors = versionVectors
+                collectionAccess.dialect = dialect
                 return (named, collectionAccess)
             }
             let session = collections.defaultSession

@@ -38,6 +38,40 @@ import TestSupport
         }
     }
 
+    /// The side link's counters (B's and C's ends), and A's link to B.
+    static func sideCounts(_ a: TestNode, _ b: TestNode, _ c: TestNode) async throws -> (sideB: JSON, sideC: JSON, fromA: JSON) {
+        (try #require(try await Self.link(b, to: c)?["revisions"]), try #require(try await Self.link(c, to: b)?["revisions"]),
+         try #require(try await Self.link(a, to: b)?["revisions"]))
+    }
+
+    static func count(_ json: JSON, _ key: String) -> Int64 { json[key]?.intValue ?? 0 }
+
+    @Test func aSideLinkThatStartsAfterBothGotEverythingOffersNothing() async throws {
+        let a = try await Self.start()
+        let b = try await Self.start(peers: [Self.url(a)])
+        let c = try await Self.start(peers: [Self.url(a)])
+        let nodes = [a, b, c]
+        defer { Task { for node in nodes { await node.stop() } } }
+        let total: Int64 = 600
+        try await Self.write(a, prefix: "a", count: 100, batches: 6)
+        let arrived = try await eventually(timeout: .seconds(120)) {
+            let counts = try await [Self.documentCount(b), Self.documentCount(c)]
+            return counts == [total, total]
+        }
+        #expect(arrived, "B and C did not get A's documents")
+
+        // Now B and C meet: each tells the other it holds all of A's changes.
+        await b.node.meshes["db"]?.addStaticPeer(Self.url(c))
+        let linked = try await eventually(timeout: .seconds(60)) {
+            let ends = try await [Self.link(b, to: c), Self.link(c, to: b)]
+            return ends.allSatisfy { $0?["in_step"] == true }
+        }
+        #expect(linked, "the side link did not come up in step")
+        let (sideB, sideC, _) = try await Self.sideCounts(a, b, c)
+        #expect(Self.count(sideB, "offered") + Self.count(sideC, "offered") == 0, "B \(sideB), C \(sideC)")
+        #expect(Self.count(sideB, "not_offered") + Self.count(sideC, "not_offered") >= total, "B \(sideB), C \(sideC)")
+    }
+
     @Test func theSideLinkOfATriangleCarriesNoOffersOfWhatBothGotFromTheThird() async throws {
         let a = try await Self.start()
         let b = try await Self.start(peers: [Self.url(a)])
@@ -64,16 +98,16 @@ import TestSupport
         // Let any late offer go out before counting.
         try await Task.sleep(for: .seconds(1))
 
-        let sideB = try #require(try await Self.link(b, to: c)?["revisions"])
-        let sideC = try #require(try await Self.link(c, to: b)?["revisions"])
-        let fromA = try #require(try await Self.link(a, to: b)?["revisions"])
-        let sideOffers = (sideB["offered"]?.intValue ?? 0) + (sideC["offered"]?.intValue ?? 0)
-        let notOffered = (sideB["not_offered"]?.intValue ?? 0) + (sideC["not_offered"]?.intValue ?? 0)
-        #expect(fromA["offered"]?.intValue ?? 0 >= total, "A offered B its documents: \(fromA)")
-        // Each of B and C would offer the other every document it got from A (2 × total);
-        // it is 0 here when the machine is not loaded.
-        #expect(sideOffers * 10 <= 2 * total, "the side link offered \(sideOffers) of \(total) documents: B \(sideB), C \(sideC)")
-        #expect(notOffered > 0, "nothing was left out: B \(sideB), C \(sideC)")
+        let (sideB, sideC, fromA) = try await Self.sideCounts(a, b, c)
+        let sideOffers = Self.count(sideB, "offered") + Self.count(sideC, "offered")
+        let notOffered = Self.count(sideB, "not_offered") + Self.count(sideC, "not_offered")
+        #expect(Self.count(fromA, "offered") >= total, "A offered B its documents: \(fromA)")
+        // Without knowledge, B and C offer each other about every document they got from
+        // A (echo suppression drops the second offer only when the first came in time).
+        // Here it is 0 when the machine is not loaded; a page that waited out the peer's
+        // reports (the whole test suite beside it) offers what it holds, so the bound is loose.
+        #expect(sideOffers * 4 <= total, "the side link offered \(sideOffers) of \(total) documents: B \(sideB), C \(sideC)")
+        #expect(notOffered * 2 >= total, "too little was left out: B \(sideB), C \(sideC)")
     }
 
     @Test func whatThePeerNeverGotIsStillOffered() async throws {

@@ -39,11 +39,19 @@ import TestSupport
         let arrival = MeshKnowledge.Arrival(source: source, sequence: 40, link: 7)
         knowledge.recordArrivals([(key, arrival)])
         #expect(knowledge.arrivals([key, key &+ 1, 0]) == [arrival, nil, nil])
-        // Another revision in the same slot takes it: the older one is forgotten.
-        let rival = key &+ MeshKnowledge.arrivalCapacity
-        knowledge.recordArrivals([(rival, MeshKnowledge.Arrival(source: source, sequence: 41, link: 7))])
+        // Beyond the capacity, the oldest are forgotten first.
+        let others = (1...MeshKnowledge.arrivalCapacity).map { (key &+ $0, MeshKnowledge.Arrival(source: source, sequence: UInt64($0), link: 7)) }
+        knowledge.recordArrivals(Array(others.prefix(10)))
+        #expect(knowledge.arrivals([key]) == [arrival])
+        knowledge.recordArrivals(Array(others.dropFirst(10)))
         #expect(knowledge.arrivals([key]) == [nil])
-        #expect(knowledge.arrivals([rival]).first??.sequence == 41)
+        #expect(knowledge.arrivals([key &+ 1, key &+ MeshKnowledge.arrivalCapacity]).map { $0?.sequence } == [1, UInt64(MeshKnowledge.arrivalCapacity)])
+        // An arrival recorded before its connection's peer named its store takes that store.
+        let unnamed = MeshKnowledge.Arrival(source: 0, sequence: 5, link: 9)
+        knowledge.recordArrivals([(key, unnamed)])
+        #expect(knowledge.arrivals([key]).first??.source == 0)
+        knowledge.name(link: 9, source: source)
+        #expect(knowledge.arrivals([key]).first??.source == source)
     }
 
     @Test func reportersGetEverythingFirstThenWhatGrew() {

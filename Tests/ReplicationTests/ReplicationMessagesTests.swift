@@ -1,3 +1,4 @@
+import BLIP
 import DocumentModel
 import DocumentStore
 @testable import Replication
@@ -41,19 +42,29 @@ import Testing
         #expect(Entry(sequence: 9, docID: "doc", revID: rev, flags: 4).json == [9, "doc", "3-def", 4])
     }
 
-    /// A Shoal peer's row carries the winner's stored vector as its sixth item, after the
-    /// flags and a body size (`""`: the legacy version alone); other rows carry none.
-    @Test func theWinnersVectorIsTheSixthItem() throws {
+    /// A Shoal peer's rows carry the winners' stored vectors beside them, in the
+    /// `shoal-vvs` property (`""`: the legacy version alone; `null`: a row without), never
+    /// as positional items of the rows, which Couchbase Lite and Sync Gateway read.
+    @Test func theWinnersVectorsTravelBesideTheRows() throws {
         let rev = try #require(RevID("3-def"))
-        var entry = Entry(sequence: 9, docID: "doc", revID: rev, deleted: false)
-        entry.vector = .stored("18ec@AQgw")
-        #expect(entry.json == [9, "doc", "3-def", false, 0, "18ec@AQgw"])
-        #expect(Entry(entry.json) == entry)
-        entry.flags = 1
-        entry.vector = .stored(nil)
-        #expect(entry.json == [9, "doc", "3-def", true, 0, ""])
-        #expect(Entry(entry.json) == entry)
-        #expect(try #require(parse([1, "d", "3-def", false, 12])).vector == .unknown)
-        #expect(try #require(parse([1, "d", "3-def", false, 12, 5])).vector == .unknown)
+        var first = Entry(sequence: 9, docID: "doc", revID: rev, deleted: false)
+        first.vector = .stored("18ec@AQgw")
+        var second = Entry(sequence: 10, docID: "other", revID: rev, deleted: true)
+        second.vector = .stored(nil)
+        let third = Entry(sequence: 11, docID: "third", revID: rev, deleted: false)
+        #expect(first.json == [9, "doc", "3-def"])
+        let property = try #require(ReplicationMessages.rowVectors([first, third, second, third]))
+        #expect(property == #"["18ec@AQgw",null,""]"#)
+        #expect(ReplicationMessages.rowVectors([third]) == nil)
+        var parsed = [first, third, second, third].map { Entry($0.json)! }
+        #expect(parsed.allSatisfy { $0.vector == .unknown })
+        try ReplicationMessages.applyRowVectors(property, to: &parsed)
+        #expect(parsed.map(\.vector) == [.stored("18ec@AQgw"), .unknown, .stored(nil), .unknown])
+        for bad in ["[1]", #"["a","b","c","d","e"]"#, "{}", "nope"] {
+            var rows = parsed
+            #expect(throws: BLIPError.self) { try ReplicationMessages.applyRowVectors(bad, to: &rows) }
+        }
+        // Extra items in a row are read past, as before.
+        #expect(try #require(parse([1, "d", "3-def", false, 12, "18ec@AQgw"])).vector == .unknown)
     }
 }

@@ -5,8 +5,8 @@ import ShoalNode
 import Testing
 import TestSupport
 
-/// A Shoal peer's `changes` row carries the stored vector of the winner it offers (the
-/// sixth item), on the raw BLIP wire: the node that has the revision answers "have it"
+/// A Shoal peer's `changes` rows carry the stored vectors of the winners they offer (the
+/// `shoal-vvs` property, one per row), on the raw BLIP wire: the node that has the revision answers "have it"
 /// and keeps both vectors; a malformed vector is a 400 naming the document, and nothing
 /// is stored (docs/architecture.md §10.9, "Convergence"; Replication.md "Pulling").
 @Suite struct OfferedVectorWireTests {
@@ -35,8 +35,8 @@ import TestSupport
         try await offThePool {
             let client = try RawClient(port: port, path: "/db/_blipsync", headers: [:])
             let offer = try client.send(
-                [("Profile", "changes"), ("ignoreNoConflicts", "true")],
-                body: [[1, "doc", .string(rev), false, 0, .string(peerText)]])
+                [("Profile", "changes"), ("ignoreNoConflicts", "true"), ("shoal-vvs", JSON.array([.string(peerText)]).canonicalString)],
+                body: [[1, "doc", .string(rev)]])
             let answer = try client.answer(to: offer)
             #expect(answer.type == 1 && String(decoding: answer.body, as: UTF8.self) == "[]", "have it: \(answer)")
         }
@@ -51,11 +51,18 @@ import TestSupport
         try await offThePool {
             let client = try RawClient(port: port, path: "/db/_blipsync", headers: [:])
             let offer = try client.send(
-                [("Profile", "changes"), ("ignoreNoConflicts", "true")],
-                body: [[1, "doc", .string(rev), false, 0, "12@not-a-source"]])
+                [("Profile", "changes"), ("ignoreNoConflicts", "true"), ("shoal-vvs", #"["12@not-a-source"]"#)],
+                body: [[1, "doc", .string(rev)]])
             let refusal = try client.answer(to: offer)
             #expect(refusal.type == 2 && refusal.property("Error-Code") == "400", "\(refusal)")
             #expect(String(decoding: refusal.body, as: UTF8.self).contains("'doc'"), "\(refusal)")
+            // A `shoal-vvs` that is not one vector per row is a 400 too.
+            for bad in [#"{"a":1}"#, #"["a","b"]"#, "[5]", "not json"] {
+                let offer = try client.send(
+                    [("Profile", "changes"), ("ignoreNoConflicts", "true"), ("shoal-vvs", bad)], body: [[2, "doc", .string(rev)]])
+                let refusal = try client.answer(to: offer)
+                #expect(refusal.type == 2 && refusal.property("Error-Code") == "400", "\(bad): \(refusal)")
+            }
         }
         #expect(try await Self.vector(node) == own)
     }
