@@ -373,7 +373,11 @@ final class ChangesSender: Sendable {
     ) -> Batch {
         var batch = Batch(entries: [], indices: [], pages: [])
         var notOffered = 0
-        defer { if notOffered > 0 { progress.update { $0.revisions.notOffered += notOffered } } }
+        var yours: [UInt64] = []
+        defer {
+            if notOffered > 0 { progress.update { $0.revisions.notOffered += notOffered } }
+            coverage?.peerHolds(yours)
+        }
         tracker.withLock { tracker in
             for (page, listing) in listings.enumerated() {
                 if page < lost.count, let lost = lost[page] {
@@ -396,6 +400,8 @@ final class ChangesSender: Sendable {
                     offered.removeAll { held[page].contains($0) }
                     notOffered += before - offered.count
                 }
+                // Every leaf left out as the peer's: it holds this entry of our feed.
+                if offered.isEmpty, !listing.tree.leaves.isEmpty { yours.append(listing.sequence) }
                 let index = tracker.add(listing.sequence, parts: offered.count)
                 for rev in offered {
                     let deleted = listing.tree.node(for: rev)?.deleted ?? false

@@ -178,6 +178,18 @@ final class MeshKnowledge: Sendable {
         changed.notify()
     }
 
+    /// This database now holds the whole entries of `source`'s feed in `ranges`.
+    func cover(source: UInt32, ranges: SequenceRanges) {
+        guard source != 0, !ranges.isEmpty else { return }
+        state.withLock { state in
+            state.covered[source, default: SequenceRanges(limit: Self.rangeLimit)].formUnion(ranges)
+            for serial in state.outboxes.keys {
+                state.outboxes[serial]![source, default: SequenceRanges(limit: Self.rangeLimit)].formUnion(ranges)
+            }
+        }
+        changed.notify()
+    }
+
     /// Starts a reporter for connection `serial`: returns everything covered so far (its
     /// first report); later growth collects in its outbox (`takeReport`).
     func openReport(serial: UInt32) -> [String: SequenceRanges] {

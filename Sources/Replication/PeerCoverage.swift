@@ -11,7 +11,9 @@ import Synchronization
 /// `shoal/covered` (no reply): property `store`, the sender's store UUID; property `live`
 /// (when it changed), the comma-separated UUIDs of the stores the sender receives from now;
 /// body, a JSON object from source store UUID to the `SequenceRanges` text of that source's
-/// feed the sender now covers besides what it reported before. The first report of a
+/// feed the sender now covers besides what it reported before; under the sender's own
+/// store, the entries of its feed the receiver holds by the sender's knowledge (every leaf
+/// left out of the offers), which the receiver then covers. The first report of a
 /// connection carries everything covered so far. A report that does not parse is dropped
 /// whole.
 final class PeerCoverage: Sendable {
@@ -29,6 +31,9 @@ final class PeerCoverage: Sendable {
         var following = false
         /// Sequences of the peer's feed covered before it named its store.
         var pendingCover: [UInt64] = []
+        /// Entries of our feed the peer holds by our knowledge (every leaf left out), not
+        /// told yet.
+        var yours = SequenceRanges(limit: MeshKnowledge.rangeLimit)
         var ended = false
     }
 
@@ -61,11 +66,13 @@ final class PeerCoverage: Sendable {
               let body = try? JSON.parse(message.body), let object = body.objectValue
         else { return false }
         var parsed: [(UInt32, SequenceRanges)] = []
+        var ours = SequenceRanges(limit: MeshKnowledge.rangeLimit)
         for (uuid, value) in object {
             guard uuid.utf8.count <= 64, let text = value.stringValue,
                   let ranges = SequenceRanges(text: text, limit: MeshKnowledge.rangeLimit)
             else { return false }
-            parsed.append((knowledge.source(uuid), ranges))
+            // Under the sender's own store: entries of its feed we hold, by its knowledge.
+            if uuid == store { ours = ranges } else { parsed.append((knowledge.source(uuid), ranges)) }
         }
         var live: Set<UInt32>?
         if let text = message["live"] {
@@ -93,8 +100,28 @@ final class PeerCoverage: Sendable {
         knowledge.name(link: serial, source: peer)
         if follows { knowledge.follow(source: peer) }
         knowledge.cover(source: peer, pending)
+        if !ours.isEmpty { knowledge.cover(source: peer, ranges: ours) }
         heard.notify()
         return true
+    }
+
+    /// Entries of our feed (local sequences) every leaf of which the peer holds by our
+    /// knowledge: told to it with the next report, so that it covers them too (it never
+    /// saw them, so it could not count them itself).
+    func peerHolds(_ sequences: [UInt64]) {
+        guard !sequences.isEmpty else { return }
+        state.withLock { state in
+            for sequence in sequences { state.yours.insert(sequence) }
+        }
+        knowledge.changed.notify()
+    }
+
+    /// The entries of our feed to tell the peer it holds, since the last call.
+    func takeYours() -> SequenceRanges {
+        state.withLock { state in
+            defer { state.yours = SequenceRanges(limit: MeshKnowledge.rangeLimit) }
+            return state.yours
+        }
     }
 
     /// This database now holds the peer's entries at `sequences` (kept until the peer

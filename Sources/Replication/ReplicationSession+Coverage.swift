@@ -24,7 +24,8 @@ extension ReplicationSession {
 
     /// Sends our coverage to the peer until the connection ends: everything so far at
     /// once, then what grew, whenever it grew (coalesced). What the peer's own store's
-    /// feed gave us is left out: the peer needs no news of its own changes.
+    /// feed gave us is left out: the peer needs no news of its own changes. Under our own
+    /// store go the entries of our feed the peer holds by our knowledge.
     func reportCoverage(_ coverage: PeerCoverage) async {
         let knowledge = coverage.knowledge
         let serial = coverage.serial
@@ -36,6 +37,8 @@ extension ReplicationSession {
             let generation = knowledge.changed.generation
             let peer = coverage.peerSource
             if peer != 0 { report = report.filter { knowledge.source($0.key) != peer } }
+            let yours = coverage.takeYours()
+            if !yours.isEmpty { report[store.uuid] = yours }
             let live = knowledge.liveSources()
             if first || !report.isEmpty || live.generation != liveSent {
                 let message = PeerCoverage.report(

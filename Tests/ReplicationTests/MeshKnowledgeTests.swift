@@ -102,6 +102,18 @@ import TestSupport
         #expect(knowledge.liveSources().uuids.isEmpty)
     }
 
+    @Test func entriesThePeerSaysWeHoldAreCovered() {
+        let knowledge = MeshKnowledge()
+        let coverage = PeerCoverage(knowledge: knowledge)
+        // The peer left every leaf of its entries 1-5 and 9 out of its offers: we hold them.
+        #expect(coverage.record(PeerCoverage.report(store: "store-peer", ["store-peer": SequenceRanges([1...5, 9...9])])))
+        #expect(knowledge.coverage(of: "store-peer").description == "1-5,9")
+        // And we tell our peer the same of our feed, once.
+        coverage.peerHolds([7, 8, 3])
+        #expect(coverage.takeYours().description == "3,7-8")
+        #expect(coverage.takeYours().isEmpty)
+    }
+
     @Test func malformedReportsAreDroppedWhole() {
         let coverage = PeerCoverage(knowledge: MeshKnowledge())
         let bodies: [[UInt8]] = [Array("not json".utf8), Array("[1]".utf8), Array(#"{"a":"1-x"}"#.utf8), Array(#"{"a":5}"#.utf8),
