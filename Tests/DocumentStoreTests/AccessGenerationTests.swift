@@ -76,7 +76,7 @@ import TestSupport
                 try await test.store.put("g", ["user": "carol", "grant": "c"], parent: RevID("1-missing"))
             }
             #expect(test.store.accessGeneration == before)
-            test.store.close()
+            await test.store.close()
         }
         let test = try TestStore(directory: directory)
         defer { test.destroy() }

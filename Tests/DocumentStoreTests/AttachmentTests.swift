@@ -7,17 +7,17 @@ import TestSupport
 @Suite struct AttachmentTests {
     /// Content stored as a given digest is checked by the hash computed while writing:
     /// other content is dropped, neither under its own digest nor as a leftover file.
-    @Test func contentThatIsNotTheExpectedDigestIsDropped() throws {
+    @Test func contentThatIsNotTheExpectedDigestIsDropped() async throws {
         let test = try TestStore()
         defer { test.destroy() }
         let blobs = test.store.blobs
         let expected = "sha1-Kq5sNclPz7QV2+lfQIuc6R7oRu0="  // "hello world"
-        #expect(throws: StoreError.self) { try blobs.store(Array("hello there".utf8), expecting: expected) }
+        await #expect(throws: StoreError.self) { try await blobs.store(Array("hello there".utf8), expecting: expected) }
         let files = try FileManager.default.contentsOfDirectory(atPath: blobs.directory).filter { $0 != "tmp" }
         #expect(files.isEmpty, "\(files)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: blobs.directory + "/tmp").isEmpty)
-        #expect(try blobs.store(Array("hello world".utf8), expecting: expected).digest == expected)
-        #expect(blobs.read(expected) == Array("hello world".utf8))
+        #expect(try await blobs.store(Array("hello world".utf8), expecting: expected).digest == expected)
+        #expect(await blobs.read(expected) == Array("hello world".utf8))
     }
 
     /// An in-memory database's blob directory (in the system's temporary directory) exists
@@ -28,11 +28,11 @@ import TestSupport
         let directory = test.store.blobs.directory
         try await test.store.put("plain", ["x": 1])
         #expect(!FileManager.default.fileExists(atPath: directory))
-        #expect(test.store.blobs.read("sha1-Kq5sNclPz7QV2+lfQIuc6R7oRu0=") == nil)
-        let stored = try test.store.blobs.store(Array("hello world".utf8))
+        await #expect(test.store.blobs.read("sha1-Kq5sNclPz7QV2+lfQIuc6R7oRu0=") == nil)
+        let stored = try await test.store.blobs.store(Array("hello world".utf8))
         #expect(FileManager.default.fileExists(atPath: directory))
-        #expect(test.store.blobs.read(stored.digest) == Array("hello world".utf8))
-        test.destroy()
+        await #expect(test.store.blobs.read(stored.digest) == Array("hello world".utf8))
+        await test.destroy()
         #expect(!FileManager.default.fileExists(atPath: directory))
     }
 
@@ -50,7 +50,7 @@ import TestSupport
         #expect(info.length == 11)
         #expect(info.revpos == 1)
         #expect(info.contentType == "text/plain")
-        #expect(store.blobs.read(info.digest) == Array("hello world".utf8))
+        await #expect(store.blobs.read(info.digest) == Array("hello world".utf8))
 
         // A stub keeps the attachment (and its revpos) in the next revision.
         let second = try await store.put("doc", ["x": 1, "_attachments": ["a.txt": ["stub": true]]], parent: first.revID)
@@ -92,7 +92,7 @@ import TestSupport
         let test = try TestStore()
         defer { test.destroy() }
         let store = test.store
-        let stored = try store.blobs.store(Array("payload".utf8))
+        let stored = try await store.blobs.store(Array("payload".utf8))
         try await store.replicate("doc", [
             "_attachments": ["p": ["stub": true, "digest": .string(stored.digest), "revpos": 1]],
         ], history: ["2-bbbb", "1-aaaa"])
@@ -101,7 +101,7 @@ import TestSupport
         #expect(info.length == 7)
     }
 
-    @Test func streamedBlobMatchesDigest() throws {
+    @Test func streamedBlobMatchesDigest() async throws {
         let test = try TestStore()
         defer { test.destroy() }
         let writer = try test.store.blobs.makeWriter()
@@ -109,12 +109,12 @@ import TestSupport
         for index in 0..<100 {
             let chunk = [UInt8](repeating: UInt8(index), count: 1000 + index)
             all += chunk
-            try writer.write(chunk)
+            try await writer.write(chunk)
         }
-        let blob = try writer.finish()
+        let blob = try await writer.finish()
         #expect(blob.length == all.count)
         #expect(blob.digest == Digests.attachmentDigest(sha1: SHA1.hash(all)))
-        #expect(test.store.blobs.read(blob.digest) == all)
+        #expect(await test.store.blobs.read(blob.digest) == all)
         // No temporary files are left behind.
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: test.store.blobs.directory + "/tmp")
         #expect(leftovers.isEmpty)

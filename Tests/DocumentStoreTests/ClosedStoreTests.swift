@@ -12,7 +12,7 @@ struct ClosedStoreTests {
         defer { test.directory.remove() }
         try await test.store.put("a", ["n": 1])
         #expect(try await test.store.metadata("a") != nil)
-        test.store.close()
+        await test.store.close()
         await #expect(throws: StoreError.self) { _ = try await test.store.metadata("a") }
         await #expect(throws: StoreError.self) { try await test.store.put("b", ["n": 2]) }
         await #expect(throws: StoreError.self) { _ = try await test.store.changesForSending(since: 0, limit: 10) }

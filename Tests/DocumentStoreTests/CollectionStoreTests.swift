@@ -48,7 +48,7 @@ import TestSupport
             try await listStore.put("l1", ["n": 1])
             try await test.store.put("d1", ["n": 0])
             try await listStore.savePrincipal(.user, name: "alice", body: ["name": "alice"])
-            test.store.close()
+            await test.store.close()
         }
         let test = try TestStore(directory: directory)
         defer { test.destroy() }
@@ -74,7 +74,7 @@ import TestSupport
             try await listStore.put("after", ["n": 2])
             #expect(listStore.isEncrypted)
             #expect(try await listStore.changes(since: 0).map(\.docID) == ["before", "after"])
-            test.store.close()
+            await test.store.close()
         }
         let test = try TestStore(directory: directory, encryption: key)
         defer { test.destroy() }
@@ -87,12 +87,12 @@ import TestSupport
         let test = try TestStore()
         defer { test.destroy() }
         let listStore = try test.store.collection(lists)
-        let blob = try test.store.blobs.store([UInt8]("hello".utf8))
+        let blob = try await test.store.blobs.store([UInt8]("hello".utf8))
         let attachments: JSON = ["a.txt": ["digest": .string(blob.digest), "length": 5, "content_type": "text/plain", "stub": true, "revpos": 1]]
         try await listStore.put("doc", ["_attachments": attachments])
         let report = try await test.store.compact(blobGracePeriod: 0)
         #expect(report.blobsRemoved == 0)
-        #expect(test.store.blobs.read(blob.digest) == [UInt8]("hello".utf8))
+        await #expect(test.store.blobs.read(blob.digest) == [UInt8]("hello".utf8))
     }
 
     @Test func collectionNamesFollowSyncGatewaysRule() {

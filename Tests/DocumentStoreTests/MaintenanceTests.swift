@@ -33,7 +33,7 @@ import TestSupport
         let kept = try await store.put("keep", ["_attachments": ["b": ["data": .string(Data("two".utf8).base64EncodedString())]]])
         _ = kept
         try await store.put("doc", ["no": "attachments"], parent: first.revID)
-        let orphan = try store.blobs.store(Array("orphan".utf8))
+        let orphan = try await store.blobs.store(Array("orphan".utf8))
         // Young blobs survive (a write may be about to use them)…
         var report = try await store.compact(blobGracePeriod: 3600)
         #expect(report.blobsRemoved == 0)

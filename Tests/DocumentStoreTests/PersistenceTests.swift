@@ -15,7 +15,7 @@ import TestSupport
             try await test.store.replicate("c", ["v": 1], history: ["2-ffff", "1-aaaa"])
             try await test.store.replicate("c", ["v": 2], history: ["2-0000", "1-aaaa"])
             _ = try await test.store.putLocal("cp", body: ["s": 1], rev: nil)
-            test.store.close()
+            await test.store.close()
         }
         let reopened = try TestStore(durability: .full, directory: directory)
         defer { reopened.store.close() }
@@ -36,7 +36,7 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: blobDirectory))
         // Nothing is written to the data directory.
         #expect(try FileManager.default.contentsOfDirectory(atPath: test.directory.path).isEmpty)
-        test.destroy()
+        await test.destroy()
         #expect(!FileManager.default.fileExists(atPath: blobDirectory))
     }
 }

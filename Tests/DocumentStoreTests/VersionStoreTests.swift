@@ -54,7 +54,7 @@ import TestSupport
         #expect(reopened.store.versionSource == store.versionSource)
         let deletedTime = try #require(deleted.version).current.time
         #expect(reopened.store.versionClockTime >= deletedTime)
-        reopened.store.close()
+        await reopened.store.close()
     }
 
     @Test func revisionsWithoutAVectorGetTheirLegacyVersion() async throws {
@@ -289,7 +289,7 @@ import TestSupport
             (last, parent) = (other, edit.revID)
         }
         // After a restart with the wall clock a day behind, times still move forward.
-        test.store.close()
+        await test.store.close()
         let reopened = try TestStore(directory: test.directory)
         defer { reopened.store.close() }
         clock.move(by: -86_400_000_000_000)

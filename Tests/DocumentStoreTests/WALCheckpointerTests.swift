@@ -122,7 +122,7 @@ import TestSupport
         for _ in 0..<200 where checkpointer.runs == 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(checkpointer.runs > 0)
         #expect(try await store.integrityCheck() == ["ok"])
-        store.close()
+        await store.close()
         let reopened = try DocumentStore(configuration: configuration)
         defer { reopened.close() }
         #expect(reopened.info().docCount == 12_000)
