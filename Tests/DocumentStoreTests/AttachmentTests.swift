@@ -8,7 +8,7 @@ import TestSupport
     /// Content stored as a given digest is checked by the hash computed while writing:
     /// other content is dropped, neither under its own digest nor as a leftover file.
     @Test func contentThatIsNotTheExpectedDigestIsDropped() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let blobs = test.store.blobs
         let expected = "sha1-Kq5sNclPz7QV2+lfQIuc6R7oRu0="  // "hello world"
@@ -24,7 +24,7 @@ import TestSupport
     /// only once a blob is stored, and goes with the store: a database without attachments
     /// leaves nothing behind even when its process is killed.
     @Test func anInMemoryStoreMakesItsBlobDirectoryWithItsFirstBlob() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         let directory = test.store.blobs.directory
         try await test.store.put("plain", ["x": 1])
         #expect(!FileManager.default.fileExists(atPath: directory))
@@ -37,7 +37,7 @@ import TestSupport
     }
 
     @Test func inlineDataBecomesBlobAndStubsCarryOver() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let data = Data("hello world".utf8).base64EncodedString()
@@ -62,7 +62,7 @@ import TestSupport
     }
 
     @Test func attachmentsChangeTheRevisionID() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let plain = try await test.store.put("a", ["x": 1])
         let with = try await test.store.put("b", ["x": 1, "_attachments": ["f": ["data": "AAEC"]]])
@@ -70,7 +70,7 @@ import TestSupport
     }
 
     @Test func missingStubAndBadDataAreRejected() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         await expectStoreError(.preconditionFailed) {
@@ -89,7 +89,7 @@ import TestSupport
     }
 
     @Test func replicatedStubResolvesByDigest() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let stored = try await store.blobs.store(Array("payload".utf8))
@@ -102,7 +102,7 @@ import TestSupport
     }
 
     @Test func streamedBlobMatchesDigest() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let writer = try test.store.blobs.makeWriter()
         var all: [UInt8] = []

@@ -8,7 +8,7 @@ import TestSupport
 /// the process ("Bad pointer dereference" in libsqlite3 under ChangesSender.readPage).
 struct ClosedStoreTests {
     @Test(arguments: [true, false]) func readsAndWritesAfterCloseFailCleanly(inMemory: Bool) async throws {
-        let test = try TestStore(inMemory: inMemory)
+        let test = try await TestStore.make(inMemory: inMemory)
         defer { test.directory.remove() }
         try await test.store.put("a", ["n": 1])
         #expect(try await test.store.metadata("a") != nil)

@@ -6,7 +6,7 @@ import TestSupport
 
 @Suite struct MaintenanceTests {
     @Test func compactionDropsOldBodiesKeepsLeavesAndMergeBase() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let r1 = try await store.put("doc", ["v": 1])
@@ -26,7 +26,7 @@ import TestSupport
     }
 
     @Test func compactionRemovesUnreferencedBlobsOnly() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let first = try await store.put("doc", ["_attachments": ["a": ["data": .string(Data("one".utf8).base64EncodedString())]]])
@@ -46,7 +46,7 @@ import TestSupport
     }
 
     @Test func purgeWholeDocumentAndSingleLeaf() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         try await store.put("gone", ["v": 1])
