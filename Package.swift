@@ -259,7 +259,7 @@ let package = Package(
         .testTarget(
             name: "DocumentStoreTests",
             dependencies: [
-                "CSQLiteCrypt", "DocumentStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "Blocking", "CSQLiteCrypt", "DocumentStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

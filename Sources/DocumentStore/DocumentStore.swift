@@ -156,13 +156,16 @@ public final class DocumentStore: Sendable {
     public func close() async {
         guard let closeConnections = beginClose() else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Resumed once: when the connections closed, or at once when they close later
+            // (then the closing runs after the last access, and must not resume again).
+            let waiter = ResumeOnce(continuation)
             let now = accessGate.close {
                 BlockingPool.shared.execute {
                     closeConnections()
-                    continuation.resume()
+                    waiter.resume()
                 }
             }
-            if !now { continuation.resume() }
+            if !now { waiter.resume() }
         }
     }
 
@@ -323,5 +326,18 @@ extension DocumentStore {
         return [path, path + "-wal"].reduce(0) { total, file in
             total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         }
+    }
+}
+
+/// A continuation resumed at most once, by whichever of two paths comes first.
+private final class ResumeOnce: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+
+    init(_ continuation: CheckedContinuation<Void, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume() {
+        continuation.withLock { $0.take() }?.resume()
     }
 }
