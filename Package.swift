@@ -39,6 +39,9 @@ let package = Package(
     targets: [
         // Pure values: JSON, canonical encoding, RevID, RevTree, winner order. No I/O.
         .target(name: "DocumentModel"),
+        // The process's threads for blocking work (off Swift's cooperative pool) and the
+        // probe that measures how late that pool runs ready tasks. Knows nothing else.
+        .target(name: "Blocking"),
         // The encrypting SQLite VFS (AES-256-GCM pages, OpenSSL's libcrypto from Debian's libssl-dev).
         .target(
             name: "CSQLiteCrypt",
@@ -48,6 +51,7 @@ let package = Package(
         .target(
             name: "DocumentStore",
             dependencies: [
+                "Blocking",
                 "CSQLiteCrypt",
                 "DocumentModel",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -87,6 +91,7 @@ let package = Package(
             name: "Replication",
             dependencies: [
                 "BLIP",
+                "Blocking",
                 "DocumentModel",
                 "DocumentStore",
                 .product(name: "Logging", package: "swift-log"),
@@ -99,11 +104,12 @@ let package = Package(
         .systemLibrary(name: "CDuktape"),
         // JavaScript functions (js conflict resolvers, sync functions): one Duktape heap and
         // thread per function, a time budget per call, host functions.
-        .target(name: "JSEngine", dependencies: ["CDuktape", "DocumentModel"], exclude: ["JSEngine.md"]),
+        .target(name: "JSEngine", dependencies: ["Blocking", "CDuktape", "DocumentModel"], exclude: ["JSEngine.md"]),
         // Users, roles, channels, the sync function, authentication (ARCHITECTURE.md §6).
         .target(
             name: "AccessControl",
             dependencies: [
+                "Blocking",
                 "DocumentModel",
                 "DocumentStore",
                 "JSEngine",
@@ -118,6 +124,7 @@ let package = Package(
         .target(
             name: "Query",
             dependencies: [
+                "Blocking",
                 "DocumentModel",
                 "DocumentStore",
                 "JSEngine",
@@ -181,6 +188,7 @@ let package = Package(
             dependencies: [
                 "AdminUI",
                 "AccessControl",
+                "Blocking",
                 "Query",
                 "BLIP",
                 "DocumentModel",
@@ -202,6 +210,7 @@ let package = Package(
             name: "ShoalNode",
             dependencies: [
                 "AccessControl",
+                "Blocking",
                 "DocumentModel",
                 "DocumentStore",
                 "JSEngine",
@@ -236,6 +245,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
+                "Blocking",
                 "DocumentModel",
                 "DocumentStore",
                 "ShoalNode",
@@ -245,10 +255,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DocumentModelTests", dependencies: ["DocumentModel", "TestSupport"]),
+        .testTarget(name: "BlockingTests", dependencies: ["Blocking"]),
         .testTarget(
             name: "DocumentStoreTests",
             dependencies: [
-                "CSQLiteCrypt", "DocumentStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "Blocking", "CSQLiteCrypt", "DocumentStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

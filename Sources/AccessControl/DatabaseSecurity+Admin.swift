@@ -1,3 +1,4 @@
+import Blocking
 import DocumentModel
 import DocumentStore
 
@@ -8,11 +9,13 @@ extension DatabaseSecurity {
     @discardableResult
     public func putUser(name: String, json: JSON) async throws(PrincipalError) -> Bool {
         let existing = try await stored(.user, name)
-        let user: User
-        if let existing, let current = User(stored: existing.body) {
-            user = try current.updated(with: json, passwordIterations: passwordIterations)
-        } else {
-            user = try User(json: json, name: name, passwordIterations: passwordIterations)
+        let iterations = passwordIterations
+        // A password in the body is hashed (PBKDF2, tens of milliseconds): on the blocking pool.
+        let user = try await BlockingPool.shared.perform { () throws(PrincipalError) -> User in
+            if let existing, let current = User(stored: existing.body) {
+                return try current.updated(with: json, passwordIterations: iterations)
+            }
+            return try User(json: json, name: name, passwordIterations: iterations)
         }
         var keys = user.adminChannels.union(user.collectionAccess.sequenceKeys)
         for role in user.adminRoles { keys.insert("role:\(role)") }

@@ -1,3 +1,4 @@
+import Blocking
 import Crypto
 import DocumentModel
 import DocumentStore
@@ -22,7 +23,7 @@ extension DatabaseSecurity {
             guard authorization.utf8.count <= Self.maxAuthorizationLength else { throw Self.invalidLogin }
             guard let (name, password) = Self.basicCredentials(authorization) else { throw Self.invalidLogin }
             guard let entry = try await userAccess(named: name), let hash = entry.user.passwordHash,
-                  verify(user: name, password: password, hash: hash)
+                  await verify(user: name, password: password, hash: hash)
             else { throw Self.invalidLogin }
             if entry.user.disabled { throw Self.disabledUser }
             return .user(entry.access)
@@ -48,8 +49,10 @@ extension DatabaseSecurity {
     static let invalidLogin = PrincipalError(status: 401, reason: "Invalid login")
     static let disabledUser = PrincipalError(status: 403, reason: "User is disabled")
 
-    /// Checks a password, remembering a success until the stored hash changes.
-    func verify(user name: String, password: String, hash: PasswordHash) -> Bool {
+    /// Checks a password, remembering a success until the stored hash changes. A check
+    /// that is not remembered derives the key (PBKDF2, tens of milliseconds) on the
+    /// blocking pool.
+    func verify(user name: String, password: String, hash: PasswordHash) async -> Bool {
         let digest = Array(SHA256.hash(data: Array(password.utf8)))
         let encoded = hash.encoded
         if let cached = verified.withLock({ $0[name] }), cached.hash == encoded,
@@ -57,7 +60,7 @@ extension DatabaseSecurity {
         {
             return true
         }
-        guard hash.verify(password) else { return false }
+        guard await BlockingPool.shared.perform({ hash.verify(password) }) else { return false }
         verified.withLock { $0[name] = (digest, encoded) }
         return true
     }
@@ -95,7 +98,7 @@ extension DatabaseSecurity {
         name: String, password: String, ttl: TimeInterval = DatabaseSecurity.defaultSessionTTL, sessionID: String? = nil
     ) async throws(PrincipalError) -> StoredSession {
         guard let user = try await user(named: name), let hash = user.passwordHash,
-              verify(user: name, password: password, hash: hash)
+              await verify(user: name, password: password, hash: hash)
         else { throw Self.invalidLogin }
         if user.disabled { throw Self.disabledUser }
         return try await createSession(user: name, ttl: ttl, id: sessionID)

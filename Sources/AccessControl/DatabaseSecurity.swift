@@ -71,7 +71,7 @@ public final class DatabaseSecurity: Sendable {
         for name in users.keys.sorted() {
             var json = users[name]!
             if let password = json["password"]?.stringValue, let existing = try await user(named: name),
-               existing.passwordHash.map({ verify(user: name, password: password, hash: $0) }) == true,
+               let hash = existing.passwordHash, await verify(user: name, password: password, hash: hash),
                case .object(var object) = json
             {
                 object.removeValue(forKey: "password")

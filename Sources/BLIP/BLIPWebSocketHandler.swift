@@ -16,7 +16,11 @@ import NIOWebSocket
 /// Heartbeat: with a ping period, a ping goes out every period; if nothing at all
 /// arrived from the peer since the previous ping, the peer is gone: the link gets
 /// `.closed(error)` and the channel is closed. So a silent peer is dropped after one
-/// to two periods.
+/// to two periods. Only a period in which this side could have heard the peer counts:
+/// while reading is paused (the link's reader, on the cooperative pool, has not taken
+/// what was delivered, so the peer's pong waits unread in the socket), and when the
+/// tick itself comes late (this event loop was blocked), the deadline moves on by a
+/// period: our own stall never makes the peer look silent.
 final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -50,6 +54,10 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var readRequested = false
     private var pingTask: RepeatedTask?
     private var heardSincePing = true
+    /// Reading was paused at some time since the last ping.
+    private var pausedSincePing = false
+    /// When the last heartbeat tick ran (to see a late one).
+    private var lastTick: NIODeadline?
     private var pingCount: UInt64 = 0
     /// True once the link was told how the connection ended.
     private var reported = false
@@ -196,6 +204,7 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
         pendingBytes = 0
         if link.deliver(events, bytes: bytes) {
             readPaused = true
+            pausedSincePing = true
         }
     }
 
@@ -306,7 +315,8 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private func heartbeat() {
         guard closeState == .open, let context else { return }
-        if !heardSincePing {
+        let now = NIODeadline.now()
+        if !heardSincePing && !stalledSinceLastTick(now: now) {
             report(.closed(BLIPError(
                 code: BLIPError.Code.connectionClosed, message: "WebSocket peer silent (no answer to ping)")))
             beginClose(code: .goingAway, reason: "Ping timeout")
@@ -315,11 +325,21 @@ final class BLIPWebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler 
             return
         }
         heardSincePing = false
+        pausedSincePing = readPaused
+        lastTick = now
         pingCount &+= 1
         var data = context.channel.allocator.buffer(capacity: 8)
         data.writeInteger(pingCount)
         write(WebSocketFrame(fin: true, opcode: .ping, data: data), context: context)
         context.flush()
+    }
+
+    /// Whether this side may be why nothing was heard since the last tick: reading was
+    /// paused meanwhile, or this tick runs more than half a period late.
+    private func stalledSinceLastTick(now: NIODeadline) -> Bool {
+        if readPaused || pausedSincePing { return true }
+        guard let lastTick, let pingPeriod else { return false }
+        return now - lastTick > TimeAmount.nanoseconds(pingPeriod.nanoseconds * 3 / 2)
     }
 
     /// Tells the link how the connection ended (the first reason wins).

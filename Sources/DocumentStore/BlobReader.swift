@@ -1,3 +1,4 @@
+import Blocking
 import Foundation
 
 /// Reads one stored blob from its start, in pieces, decrypting an encrypted one as it goes.
@@ -52,6 +53,11 @@ public final class BlobReader: @unchecked Sendable {
         let plain = try cipher.open(sealed, prefix: prefix, index: index, last: remainingSealed == 0)
         index += 1
         return plain
+    }
+
+    /// `next()` on the blocking pool (a streamed download's pieces).
+    public func nextOffThePool() async throws -> [UInt8] {
+        try await BlockingPool.shared.perform { () throws -> [UInt8] in try self.next() }
     }
 
     /// The whole rest of the blob.

@@ -1,3 +1,4 @@
+import Blocking
 import DocumentModel
 import Foundation
 import Synchronization
@@ -12,6 +13,10 @@ import Glibc
 /// With an attachment key (an encrypted database) new blobs are written encrypted as
 /// `<hex>.enc` (`BlobCipher`); a plain `<hex>` and an encrypted `<hex>.enc` are both
 /// read, whatever the database is now, so converting blobs one by one is crash-safe.
+///
+/// File work that may block (writing and fsyncing a blob, reading one whole) is
+/// `async` and runs on `BlockingPool.shared`, never on a cooperative thread; the
+/// synchronous forms (`…Here`) are for code that already runs on a blocking thread.
 public final class BlobStore: Sendable {
     public let directory: String
     private let removeOnClose: Bool
@@ -87,13 +92,28 @@ public final class BlobStore: Sendable {
         return file.encrypted ? BlobCipher.plaintextLength(fileSize: size) : size
     }
 
-    /// The blob's whole content (for inline `attachments=true` and small reads).
-    public func read(_ digest: String) -> [UInt8]? {
+    /// The blob's whole content (for inline `attachments=true` and small reads), read on
+    /// the blocking pool.
+    public func read(_ digest: String) async -> [UInt8]? {
+        await BlockingPool.shared.perform { self.readHere(digest) }
+    }
+
+    /// `read` on the calling thread: only where blocking is allowed (a blocking-pool
+    /// thread, a transaction's queue).
+    public func readHere(_ digest: String) -> [UInt8]? {
         try? openReader(digest)?.readAll()
     }
 
-    /// Stores bytes held in memory (inline base64 attachments).
-    public func store(_ bytes: [UInt8], expecting digest: String? = nil) throws -> (digest: String, length: Int) {
+    /// Stores bytes held in memory (inline base64 attachments, fetched attachments):
+    /// written, fsynced and renamed on the blocking pool.
+    public func store(_ bytes: [UInt8], expecting digest: String? = nil) async throws -> (digest: String, length: Int) {
+        try await BlockingPool.shared.perform { () throws -> (digest: String, length: Int) in
+            try self.storeHere(bytes, expecting: digest)
+        }
+    }
+
+    /// `store` on the calling thread (a thread that may block).
+    func storeHere(_ bytes: [UInt8], expecting digest: String? = nil) throws -> (digest: String, length: Int) {
         let writer = try makeWriter()
         try writer.write(bytes)
         return try writer.finish(expecting: digest)
@@ -209,7 +229,10 @@ public final class BlobStore: Sendable {
 }
 
 /// A blob being written: hashes while it writes to a temporary file.
-public final class BlobWriter {
+///
+/// One task uses a writer at a time (it is handed to the blocking pool and back, never
+/// shared): hence `@unchecked Sendable`.
+public final class BlobWriter: @unchecked Sendable {
     private let store: BlobStore
     private let temporary: String
     private let handle: FileHandle
@@ -269,6 +292,18 @@ public final class BlobWriter {
 
     public func write(_ bytes: [UInt8]) throws {
         try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    /// `write` on the blocking pool (a streamed upload's chunks).
+    public func write(_ bytes: [UInt8]) async throws {
+        try await BlockingPool.shared.perform { () throws in try self.write(bytes) }
+    }
+
+    /// `finish` on the blocking pool: the flush, fsync and rename happen there.
+    public func finish(expecting expected: String? = nil) async throws -> (digest: String, length: Int) {
+        try await BlockingPool.shared.perform { () throws -> (digest: String, length: Int) in
+            try self.finish(expecting: expected)
+        }
     }
 
     /// Flushes, names the blob by its digest and returns it. With `expecting`, content

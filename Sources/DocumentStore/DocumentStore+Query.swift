@@ -66,8 +66,9 @@ extension DocumentStore {
 
     /// `changes(since:limit:)` with the bodies as stored JSON text, not decoded. The batch
     /// ends early once its bodies reach `maxBytes` (it always holds at least one document).
+    /// A page of bodies (a view's batch): read on one of the pool's readers, never inline.
     public func changedTexts(since: UInt64, limit: Int, maxBytes: Int = .max) async throws(StoreError) -> [DocumentText] {
-        try await read { db in
+        try await scan { db in
             let (sql, arguments) = Self.feedQuery(
                 columns: "key, seq, tree, body, id", since: since, limit: limit, docIDs: nil, activeOnly: false)
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
@@ -86,7 +87,7 @@ extension DocumentStore {
     /// The numbers (`DocumentText.number`) of those of `docIDs` that are stored, purged ones
     /// left out.
     public func documentNumbers(_ docIDs: [String]) async throws(StoreError) -> [String: Int64] {
-        try await read { db in
+        try await read(bounded: docIDs.count <= Self.inlineReadKeys) { db in
             var numbers: [String: Int64] = [:]
             let statement = try db.cachedStatement(sql: "SELECT id FROM \(Tables.docs) WHERE key = ?")
             for docID in docIDs {
@@ -154,7 +155,7 @@ extension DocumentStore {
     /// Given documents by ID, in the order asked, including deleted ones (`keys=`);
     /// nil for unknown IDs.
     public func documents(_ keys: [String], includeBodies: Bool) async throws(StoreError) -> [DocumentListing?] {
-        try await read { db in
+        try await read(bounded: keys.count <= Self.inlineReadKeys) { db in
             let statement = try db.cachedStatement(
                 sql: "SELECT key, seq, tree, \(includeBodies ? "body" : "NULL") FROM \(Tables.docs) WHERE key = ?")
             return try keys.map { key in

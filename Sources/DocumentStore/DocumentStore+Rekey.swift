@@ -1,3 +1,4 @@
+import Blocking
 import Foundation
 import GRDB
 #if canImport(Glibc)
@@ -57,36 +58,41 @@ extension DocumentStore {
                     if cipher != nil { try Self.reservePageSpace(db) }
                     try db.execute(sql: "VACUUM INTO ?", arguments: [copy])
                 }
-                try carryAttachmentKey(into: copy, encrypted: cipher != nil)
-                Self.syncFile(copy)
+                try await BlockingPool.shared.perform { () throws in
+                    try self.carryAttachmentKey(into: copy, encrypted: cipher != nil)
+                    Self.syncFile(copy)
+                }
             } catch {
                 Self.removeRekeyLeftovers(path: path)
                 throw error
             }
-            // From here the old connections go; the copy replaces the file.
-            do {
-                inlineReaders?.close()
-                checkpointer?.close()
-                try (writer as? DatabasePool)?.close()
-            } catch {
-                Self.removeRekeyLeftovers(path: path)
-                throw error
+            // From here the old connections go; the copy replaces the file: closing,
+            // renaming, fsyncing and opening are blocking work.
+            return try await BlockingPool.shared.perform { () throws -> RekeyReport in
+                do {
+                    self.inlineReaders?.close()
+                    self.checkpointer?.close()
+                    try (self.writer as? DatabasePool)?.close()
+                } catch {
+                    Self.removeRekeyLeftovers(path: path)
+                    throw error
+                }
+                for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                guard rename(copy, path) == 0 else {
+                    let code = errno
+                    try self.reopen(path: path, cipher: nil, keepKey: true)
+                    throw EncryptionError(.failed, database: self.name, reason: "cannot replace the database file: errno \(code)")
+                }
+                Self.syncFile((path as NSString).deletingLastPathComponent)
+                try self.reopen(path: path, cipher: cipher, keepKey: false)
+                let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+                let paused = ContinuousClock.now - started
+                return RekeyReport(
+                    wasEncrypted: wasEncrypted, isEncrypted: cipher != nil, bytes: bytes,
+                    pausedSeconds: Double(paused.components.seconds) + Double(paused.components.attoseconds) / 1e18)
             }
-            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-            guard rename(copy, path) == 0 else {
-                let code = errno
-                try reopen(path: path, cipher: nil, keepKey: true)
-                throw EncryptionError(.failed, database: name, reason: "cannot replace the database file: errno \(code)")
-            }
-            Self.syncFile((path as NSString).deletingLastPathComponent)
-            try reopen(path: path, cipher: cipher, keepKey: false)
-            let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-            let paused = ContinuousClock.now - started
-            return RekeyReport(
-                wasEncrypted: wasEncrypted, isEncrypted: cipher != nil, bytes: bytes,
-                pausedSeconds: Double(paused.components.seconds) + Double(paused.components.attoseconds) / 1e18)
         }
-        try setUpAttachmentCipher(encrypted: report.isEncrypted)
+        try await BlockingPool.shared.perform { () throws in try self.setUpAttachmentCipher(encrypted: report.isEncrypted) }
         logger.notice("\(name): rekeyed (\(wasEncrypted ? "encrypted" : "plain") → \(report.isEncrypted ? "encrypted" : "plain")), writes paused \(String(format: "%.3f", report.pausedSeconds)) s")
         return report
     }

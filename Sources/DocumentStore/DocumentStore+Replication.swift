@@ -80,7 +80,7 @@ extension DocumentStore {
     /// known revisions that could be its ancestors (`_revs_diff`, and each `changes`
     /// batch of a replication): the trees are read by a few `IN (…)` queries.
     public func revsDiff(_ request: [(docID: String, revs: [RevID])]) async throws(StoreError) -> [RevsDiffEntry] {
-        try await read { db in
+        try await read(bounded: request.count <= Self.inlineReadKeys) { db in
             let trees = try Self.trees(db, keys: Array(Set(request.map(\.docID))))
             var result: [RevsDiffEntry] = []
             for (docID, revs) in request {

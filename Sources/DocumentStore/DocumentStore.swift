@@ -1,3 +1,4 @@
+import Blocking
 import DocumentModel
 import Foundation
 import GRDB
@@ -143,15 +144,41 @@ public final class DocumentStore: Sendable {
 
     /// Closes the database; pending notifications streams finish. Closing a named
     /// collection only ends its notifications (the database's store owns the file).
+    /// The connections close on the calling thread: from async code, use `close() async`.
     public func close() {
+        guard let closeConnections = beginClose() else { return }
+        accessGate.close(then: closeConnections)
+    }
+
+    /// `close()` for async code: closing the connections (a last WAL checkpoint, waiting
+    /// for a background one, fsyncs) runs on the blocking pool, and this returns once it
+    /// is done. When an access still runs, they close after it, and this returns at once.
+    public func close() async {
+        guard let closeConnections = beginClose() else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            // Resumed once: when the connections closed, or at once when they close later
+            // (then the closing runs after the last access, and must not resume again).
+            let waiter = ResumeOnce(continuation)
+            let now = accessGate.close {
+                BlockingPool.shared.execute {
+                    closeConnections()
+                    waiter.resume()
+                }
+            }
+            if !now { waiter.resume() }
+        }
+    }
+
+    /// Finishes the notifications; returns what closes the connections (nil for a named
+    /// collection, whose file the database's store owns). No read or write reaches the
+    /// connections once they are closed (a replication still reading at shutdown gets an
+    /// error, not a closed SQLite handle): they close when the last running access ends.
+    private func beginClose() -> (@Sendable () -> Void)? {
         notifier.finish()
-        guard base == nil else { return }
+        guard base == nil else { return nil }
         for named in namedCollections.withLock({ Array($0.values) }) { named.notifier.finish() }
-        // No read or write reaches the connections once they are closed (a replication
-        // still reading at shutdown gets an error, not a closed SQLite handle): they close
-        // when the last running access ends.
         let (blobs, readers, checkpointer, path, writer) = (blobs, inlineReaders, checkpointer, configuration.databasePath, writer)
-        accessGate.close {
+        return {
             blobs.close()
             readers?.close()
             checkpointer?.close()
@@ -259,6 +286,11 @@ public final class DocumentStore: Sendable {
         return try await reading { try await self.writer.read { db in try Tables.with(tables) { try body(db) } } }
     }
 
+    /// The most documents a read by keys may name and still run inline (`read`); a
+    /// page-sized one (`documents(keys)`, `_revs_diff`, a view's batch) goes through `scan`,
+    /// so that no cooperative thread holds a SQLite read for long.
+    static let inlineReadKeys = 16
+
     /// `read` when the caller bounds the result (`bounded`), else `scan`.
     func read<T: Sendable>(bounded: Bool, _ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         bounded ? try await read(body) : try await scan(body)
@@ -294,5 +326,18 @@ extension DocumentStore {
         return [path, path + "-wal"].reduce(0) { total, file in
             total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         }
+    }
+}
+
+/// A continuation resumed at most once, by whichever of two paths comes first.
+private final class ResumeOnce: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+
+    init(_ continuation: CheckedContinuation<Void, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume() {
+        continuation.withLock { $0.take() }?.resume()
     }
 }

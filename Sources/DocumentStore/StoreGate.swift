@@ -38,8 +38,10 @@ final class StoreGate: Sendable {
     }
 
     /// Refuses shared accesses from now on, and runs `closeConnections` once the running
-    /// ones have ended: now when none runs, else when the last one leaves. Never blocks.
-    func close(then closeConnections: @escaping @Sendable () -> Void) {
+    /// ones have ended: now when none runs (returns true), else when the last one leaves
+    /// (returns false). Never blocks.
+    @discardableResult
+    func close(then closeConnections: @escaping @Sendable () -> Void) -> Bool {
         let now = state.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.closed = true
@@ -48,6 +50,7 @@ final class StoreGate: Sendable {
             return false
         }
         if now { closeConnections() }
+        return now
     }
 
     /// Runs `body` with no shared access running or starting.

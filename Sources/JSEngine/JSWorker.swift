@@ -1,3 +1,4 @@
+import Blocking
 import CDuktape
 
 #if canImport(Glibc)
@@ -115,8 +116,10 @@ final class JSWorker: @unchecked Sendable, HostCallGate {
         lock.unlock()
     }
 
-    /// Stops the thread after the current job. Waits for it (and the heap's destruction)
-    /// unless the worker is wedged or this is the worker thread itself.
+    /// Stops the thread after the current job. Its end (and the heap's destruction) is
+    /// waited for by a thread of the blocking pool, never by the caller, which may be a
+    /// cooperative thread dropping the last reference; a wedged worker's thread, or the
+    /// worker's own, is detached instead.
     func shutdown() {
         lock.lock()
         stopping = true
@@ -128,7 +131,8 @@ final class JSWorker: @unchecked Sendable, HostCallGate {
         if abandoned || pthread_equal(thread, pthread_self()) != 0 {
             pthread_detach(thread)
         } else {
-            pthread_join(thread, nil)
+            let joined = JoinedThread(thread: thread)
+            BlockingPool.shared.execute { pthread_join(joined.thread, nil) }
         }
     }
 
@@ -180,6 +184,11 @@ final class JSWorker: @unchecked Sendable, HostCallGate {
         lock.unlock()
         heap.destroy()
     }
+}
+
+/// A worker thread handed to the blocking pool to be joined there.
+private struct JoinedThread: @unchecked Sendable {
+    let thread: pthread_t
 }
 
 /// Carries one job's result from the worker thread to the caller (the lock orders the accesses).

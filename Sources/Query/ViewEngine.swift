@@ -1,3 +1,4 @@
+import Blocking
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -82,7 +83,10 @@ public actor ViewEngine {
             let store = store, options = options, logger = logger
             try await createTables()
             task = Task {
-                let functions = try ViewFunctions(definition, viewName: viewName, timeout: options.timeout, logger: logger)
+                // Compiling the map and reduce functions blocks: on the blocking pool.
+                let functions = try await BlockingPool.shared.perform { () throws in
+                    try ViewFunctions(definition, viewName: viewName, timeout: options.timeout, logger: logger)
+                }
                 return try await ViewIndex(
                     store: store, definition: definition, functions: functions, logger: logger, batchSize: options.batchSize)
             }

@@ -32,7 +32,7 @@ extension DatabaseEndpoint {
                     continue
                 }
                 if onlyConflicts && !listing.tree.hasConflict { continue }
-                rows.append(row(listing, includeDocs: includeDocs, renderer: renderer))
+                rows.append(await row(listing, includeDocs: includeDocs, renderer: renderer))
             }
         } else {
             var allDocsQuery = AllDocsQuery()
@@ -46,7 +46,7 @@ extension DatabaseEndpoint {
             allDocsQuery.onlyConflicts = onlyConflicts
             if let access = restrictedAccess { allDocsQuery.channels = Set(access.channels.keys) }
             for listing in try await store.allDocs(allDocsQuery) {
-                rows.append(row(listing, includeDocs: includeDocs, renderer: renderer))
+                rows.append(await row(listing, includeDocs: includeDocs, renderer: renderer))
             }
         }
         let showChannels = try query.bool("channels"), showAccess = try query.bool("access")
@@ -80,12 +80,13 @@ extension DatabaseEndpoint {
         return nil
     }
 
-    private func row(_ listing: DocumentListing, includeDocs: Bool, renderer: DocumentRenderer) -> JSON {
+    private func row(_ listing: DocumentListing, includeDocs: Bool, renderer: DocumentRenderer) async -> JSON {
         var value: [String: JSON] = ["rev": .string(listing.winner.description)]
         if listing.deleted { value["deleted"] = true }
         var row: [String: JSON] = ["id": .string(listing.docID), "key": .string(listing.docID), "value": .object(value)]
         if includeDocs {
-            row["doc"] = listing.deleted ? .null : rendered(listing, renderer: renderer)
+            let inline = listing.deleted ? [:] : await renderer.inlineData(listing.body, tree: listing.tree, blobs: store.blobs)
+            row["doc"] = listing.deleted ? .null : rendered(listing, renderer: renderer, inline: inline)
         }
         return .object(row)
     }
@@ -114,11 +115,11 @@ extension DatabaseEndpoint {
     }
 
     /// The winner of a listing as a client reads it.
-    func rendered(_ listing: DocumentListing, renderer: DocumentRenderer) -> JSON {
+    func rendered(_ listing: DocumentListing, renderer: DocumentRenderer, inline: [String: [UInt8]] = [:]) -> JSON {
         let node = listing.tree.node(for: listing.winner)
         let revision = Revision(
             docID: listing.docID, revID: listing.winner, deleted: listing.deleted, body: listing.body,
             sequence: node?.sequence ?? listing.sequence)
-        return renderer.render(revision, tree: listing.tree, blobs: store.blobs)
+        return renderer.render(revision, tree: listing.tree, inline: inline, blobs: store.blobs)
     }
 }

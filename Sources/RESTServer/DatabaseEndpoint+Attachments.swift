@@ -34,7 +34,7 @@ extension DatabaseEndpoint {
         ]
         let body = ResponseBody(contentLength: info.length) { writer in
             while true {
-                let chunk = try reader.next()
+                let chunk = try await reader.nextOffThePool()
                 if chunk.isEmpty { break }
                 try await writer.write(ByteBuffer(bytes: chunk))
             }
@@ -52,7 +52,7 @@ extension DatabaseEndpoint {
         let writer = try store.blobs.makeWriter()
         do {
             for try await buffer in request.body {
-                try buffer.withUnsafeReadableBytes { try writer.write($0) }
+                try await writer.write(Array(buffer.readableBytesView))
                 if writer.length > configuration.maxAttachmentBytes {
                     throw HTTPFailure(.contentTooLarge, "too_large", "Attachment exceeds \(configuration.maxAttachmentBytes) bytes")
                 }
@@ -61,7 +61,7 @@ extension DatabaseEndpoint {
             writer.cancel()
             throw error
         }
-        let blob = try writer.finish()
+        let blob = try await writer.finish()
         var body = try await currentBody(docID: docID, rev: rev)
         var attachments = body["_attachments"]?.objectValue ?? [:]
         // No revpos: the store gives a new attachment the new revision's generation.

@@ -134,7 +134,7 @@ extension DatabaseEndpoint {
                         revision = newer
                     }
                     guard seen.insert(revision.revID).inserted else { continue }
-                    entries.append(["ok": renderer.render(revision, tree: metadata.tree, blobs: store.blobs)])
+                    entries.append(["ok": await renderer.render(revision, tree: metadata.tree, blobs: store.blobs)])
                 }
             }
             results.append(["id": .string(id), "docs": .array(entries)])

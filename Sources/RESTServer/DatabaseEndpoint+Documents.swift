@@ -46,7 +46,7 @@ extension DatabaseEndpoint {
         } catch {
             throw HTTPFailure(error)
         }
-        let json = renderer.render(revision, tree: metadata.tree, blobs: store.blobs)
+        let json = await renderer.render(revision, tree: metadata.tree, blobs: store.blobs)
         return RESTResponse.json(json, headers: [.eTag: "\"\(revision.revID)\""])
     }
 
@@ -73,10 +73,11 @@ extension DatabaseEndpoint {
             if let wanted { return RESTResponse.json(.array(wanted.map { ["missing": .string($0.description)] })) }
             throw HTTPFailure.notFound()
         }
-        let entries: [JSON] = lookups.map { lookup in
+        var entries: [JSON] = []
+        for lookup in lookups {
             switch lookup {
-            case .found(let revision): ["ok": renderer.render(revision, tree: metadata.tree, blobs: store.blobs)]
-            case .missing(let rev): ["missing": .string(rev.description)]
+            case .found(let revision): entries.append(["ok": await renderer.render(revision, tree: metadata.tree, blobs: store.blobs)])
+            case .missing(let rev): entries.append(["missing": .string(rev.description)])
             }
         }
         return RESTResponse.json(.array(entries))

@@ -1,3 +1,4 @@
+import Blocking
 import AccessControl
 import DocumentModel
 import DocumentStore
@@ -22,7 +23,7 @@ extension DatabaseEndpoint {
         if let oldDoc, oldDoc != .null, oldDoc.objectValue == nil {
             throw HTTPFailure.badRequest("\"oldDoc\" must be a JSON object or null")
         }
-        let function = try testedFunction(source: body["sync"])
+        let function = try await testedFunction(source: body["sync"])
         let user = try await testUser(body["user"])
         let results = await function.run(batch: [(doc: .object(doc), oldDoc: oldDoc == .null ? nil : oldDoc)], user: user)
         switch results.first {
@@ -45,20 +46,25 @@ extension DatabaseEndpoint {
 
     /// The function given in the body (compiled on a heap of its own: 400 with the
     /// engine's message when it does not compile), else the database's.
-    private func testedFunction(source: JSON?) throws(HTTPFailure) -> SyncFunction {
+    /// Compiles on the blocking pool (a compile blocks its caller).
+    private func testedFunction(source: JSON?) async throws(HTTPFailure) -> SyncFunction {
         if let source, source != .null {
             guard let text = source.stringValue else { throw HTTPFailure.badRequest("\"sync\" must be a string") }
-            do {
-                return try SyncFunction(source: text, engines: 1)
-            } catch {
-                throw HTTPFailure.badRequest("sync function: \(error)")
+            return try await BlockingPool.shared.perform { () throws(HTTPFailure) -> SyncFunction in
+                do {
+                    return try SyncFunction(source: text, engines: 1)
+                } catch {
+                    throw HTTPFailure.badRequest("sync function: \(error)")
+                }
             }
         }
         if let function = security?.syncFunction { return function }
-        do {
-            return try SyncFunction(engines: 1)
-        } catch {
-            throw HTTPFailure(.internalServerError, "internal_error", "\(error)")
+        return try await BlockingPool.shared.perform { () throws(HTTPFailure) -> SyncFunction in
+            do {
+                return try SyncFunction(engines: 1)
+            } catch {
+                throw HTTPFailure(.internalServerError, "internal_error", "\(error)")
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+import Blocking
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -40,14 +41,39 @@ struct DocumentRenderer: Sendable {
         }
     }
 
-    func render(_ revision: Revision, tree: RevTree, blobs: BlobStore) -> JSON {
+    /// `render` with the data of the attachments it inlines read first, on the blocking pool.
+    func render(_ revision: Revision, tree: RevTree, blobs: BlobStore) async -> JSON {
+        render(revision, tree: tree, inline: await inlineData(revision.body, tree: tree, blobs: blobs), blobs: blobs)
+    }
+
+    /// The content of the attachments `render` inlines (none without `attachments`), by
+    /// digest, read on the blocking pool.
+    func inlineData(_ body: [String: JSON]?, tree: RevTree, blobs: BlobStore) async -> [String: [UInt8]] {
+        guard attachments, let entries = body?["_attachments"]?.objectValue, !entries.isEmpty else { return [:] }
+        let knownGeneration = knownAttachmentGeneration(tree)
+        let digests = entries.values.compactMap { entry -> String? in
+            guard Int(entry["revpos"]?.intValue ?? 0) > knownGeneration else { return nil }
+            return entry["digest"]?.stringValue
+        }
+        guard !digests.isEmpty else { return [:] }
+        return await BlockingPool.shared.perform {
+            var data: [String: [UInt8]] = [:]
+            for digest in digests { data[digest] = blobs.readHere(digest) }
+            return data
+        }
+    }
+
+    /// Renders with the inlined attachments' content taken from `inline` (an attachment
+    /// missing there is read on the calling thread: callers that cannot wait pass what
+    /// `inlineData` read).
+    func render(_ revision: Revision, tree: RevTree, inline: [String: [UInt8]], blobs: BlobStore) -> JSON {
         var object = revision.body ?? [:]
         object["_id"] = .string(revision.docID)
         object["_rev"] = .string(revision.revID.description)
         if currentVersion, let version = revision.version { object["_cv"] = .string(version.current.description) }
         if revision.deleted { object["_deleted"] = true }
         if let attachmentsJSON = object["_attachments"]?.objectValue, !attachmentsJSON.isEmpty {
-            object["_attachments"] = .object(renderAttachments(attachmentsJSON, tree: tree, blobs: blobs))
+            object["_attachments"] = .object(renderAttachments(attachmentsJSON, tree: tree, inline: inline, blobs: blobs))
         } else {
             object.removeValue(forKey: "_attachments")
         }
@@ -71,16 +97,20 @@ struct DocumentRenderer: Sendable {
         return .object(object)
     }
 
-    private func renderAttachments(_ entries: [String: JSON], tree: RevTree, blobs: BlobStore) -> [String: JSON] {
-        // Attachments whose revpos is at or below a known `atts_since` revision are
-        // ones the client already has.
-        let knownGeneration = attachmentsSince.filter { tree.contains($0) }.map(\.generation).max() ?? 0
+    /// Attachments whose revpos is at or below a known `atts_since` revision are ones the
+    /// client already has.
+    private func knownAttachmentGeneration(_ tree: RevTree) -> Int {
+        attachmentsSince.filter { tree.contains($0) }.map(\.generation).max() ?? 0
+    }
+
+    private func renderAttachments(_ entries: [String: JSON], tree: RevTree, inline: [String: [UInt8]], blobs: BlobStore) -> [String: JSON] {
+        let knownGeneration = knownAttachmentGeneration(tree)
         var result: [String: JSON] = [:]
         for (name, entry) in entries {
             guard var meta = entry.objectValue else { continue }
             let revpos = Int(meta["revpos"]?.intValue ?? 0)
             if attachments, revpos > knownGeneration, let digest = meta["digest"]?.stringValue,
-               let bytes = blobs.read(digest) {
+               let bytes = inline[digest] ?? blobs.readHere(digest) {
                 meta["data"] = .string(Data(bytes).base64EncodedString())
             } else {
                 meta["stub"] = true

@@ -197,7 +197,7 @@ public final class ReplicationSession: Sendable {
                 throw ReplicationMessages.error(403, "no access to attachment \(digest)")
             }
         }
-        guard let bytes = store.blobs.read(digest) else {
+        guard let bytes = await store.blobs.read(digest) else {
             throw ReplicationMessages.error(404, "no attachment with digest \(digest)")
         }
         return BLIPMessage(body: bytes, compressed: bytes.count > 1024)
@@ -216,7 +216,7 @@ public final class ReplicationSession: Sendable {
 
     /// `proveAttachment`: SHA-1 over (nonce length byte, nonce, attachment), as a digest string.
     func handleProveAttachment(_ message: BLIPMessage) async throws -> BLIPMessage {
-        guard let digest = message["digest"], let bytes = store.blobs.read(digest) else {
+        guard let digest = message["digest"], let bytes = await store.blobs.read(digest) else {
             throw ReplicationMessages.error(404, "no attachment with digest \(message["digest"] ?? "")")
         }
         let nonce = message.body

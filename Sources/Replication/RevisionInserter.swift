@@ -1,4 +1,5 @@
 import BLIP
+import Blocking
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -10,7 +11,7 @@ import Synchronization
 /// Revisions arrive without a task of their own: the connection's reader hands
 /// over each `rev` message (`enqueue(message:responder:)`), or a handler that had to
 /// fetch attachments first hands over the parsed update. A worker task takes what
-/// is queued, parses the messages (on all cores for large batches), saves them in
+/// is queued, parses the messages (on the blocking pool for large batches), saves them in
 /// one transaction, and reports the outcome of the whole batch at once (`onBatch`),
 /// so that the replies go out together after the commit. Two workers overlap: one
 /// parses and prepares its batch while the other's transaction commits.
@@ -118,7 +119,7 @@ final class RevisionInserter: Sendable {
     }
 
     private func insert(_ batch: [Item]) async -> [Outcome] {
-        let parsed = parseAll(batch)
+        let parsed = await parseAll(batch)
         var updates: [DocumentUpdate] = []
         updates.reserveCapacity(batch.count)
         for case .success(let update) in parsed { updates.append(update) }
@@ -161,8 +162,9 @@ final class RevisionInserter: Sendable {
         return outcomes
     }
 
-    /// Parses the queued messages; large batches are split over the available cores.
-    private func parseAll(_ batch: [Item]) -> [Result<DocumentUpdate, BLIPError>] {
+    /// Parses the queued messages; large batches go to the blocking pool in pieces of
+    /// 64 messages (a few milliseconds each), which run side by side.
+    private func parseAll(_ batch: [Item]) async -> [Result<DocumentUpdate, BLIPError>] {
         let parseOne: @Sendable (Item) -> Result<DocumentUpdate, BLIPError> = { [parse] item in
             switch item.input {
             case .update(let update): return .success(update)
@@ -170,16 +172,6 @@ final class RevisionInserter: Sendable {
             }
         }
         guard batch.count >= 64 else { return batch.map(parseOne) }
-        let results = Mutex([Result<DocumentUpdate, BLIPError>?](repeating: nil, count: batch.count))
-        let chunks = min(ProcessInfo.processInfo.activeProcessorCount, 8)
-        let chunkSize = (batch.count + chunks - 1) / chunks
-        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-            let range = (chunk * chunkSize)..<min((chunk + 1) * chunkSize, batch.count)
-            let local = range.map { parseOne(batch[$0]) }
-            results.withLock { results in
-                for (offset, value) in local.enumerated() { results[range.lowerBound + offset] = value }
-            }
-        }
-        return results.withLock { $0.map { $0! } }
+        return await BlockingPool.shared.map(batch, piece: 64, parseOne)
     }
 }

@@ -148,7 +148,7 @@ extension RevisionReceiver {
                 profile: ReplicationMessages.getAttachment, properties: [("digest", digest), ("docID", docID)]))
             do {
                 // Hashed once, while it is written; content that is not `digest` is dropped.
-                _ = try store.blobs.store(reply.body, expecting: digest)
+                _ = try await store.blobs.store(reply.body, expecting: digest)
             } catch let error as StoreError where error.kind == .badRequest {
                 throw ReplicationMessages.error(400, "attachment \(name) does not match its digest \(digest)")
             } catch {
@@ -176,7 +176,7 @@ extension RevisionReceiver {
     /// nonce); a wrong or missing proof refuses the revision (403).
     private func requireProof(of digest: String, name: String) async throws(BLIPError) {
         let nonce = (0..<20).map { _ in UInt8.random(in: 0...255) }
-        let expected = store.blobs.read(digest).map { ReplicationMessages.attachmentProof(nonce: nonce, data: $0) }
+        let expected = await store.blobs.read(digest).map { ReplicationMessages.attachmentProof(nonce: nonce, data: $0) }
         let proof: String
         do {
             let reply = try await connection.sendRequest(BLIPMessage(

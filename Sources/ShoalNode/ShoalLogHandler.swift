@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// Sync Gateway style logging: each subsystem logs under its key (`HTTP`, `CRUD`,
 /// `Changes`, `Node`, …); keys enabled with `--log`/`"log"` (or `*`) log at debug
@@ -8,7 +7,9 @@ import Synchronization
 /// `2026-11-22T10:00:00.123Z [INF] HTTP: …`. When stderr is the journal's stream
 /// (systemd sets `JOURNAL_STREAM` to its device and inode), a line is instead
 /// `<6>HTTP: …`: the syslog priority prefix journald reads, and no timestamp (the
-/// journal stamps every entry itself).
+/// journal stamps every entry itself). Lines are written by `LogWriter`'s thread: a
+/// caller never waits for the write, and a line that finds its queue full is dropped
+/// and counted.
 public struct ShoalLogHandler: LogHandler {
     /// How lines are written to stderr.
     public enum Format: Sendable {
@@ -72,7 +73,7 @@ public struct ShoalLogHandler: LogHandler {
             // One line per entry: a message's own newlines would start entries without a prefix.
             let message = "\(event.message)".replacingOccurrences(of: "\n", with: " ")
             let line = Array("<\(Self.syslogPriority(event.level))>\(key): \(message)\n".utf8)
-            Self.output.withLock { _ in Self.writeAll(line) }
+            Self.emit(line, level: event.level)
             return
         }
         let level = switch event.level {
@@ -88,26 +89,14 @@ public struct ShoalLogHandler: LogHandler {
         line.reserveCapacity(48 + key.utf8.count)
         Self.appendTimestamp(to: &line)
         line.append(contentsOf: " [\(level)] \(key): \(event.message)\n".utf8)
-        Self.output.withLock { _ in Self.writeAll(line) }
+        Self.emit(line, level: event.level)
     }
 
-    private static let output = Mutex(())
-
-    /// Writes the whole line to stderr (one `write(2)` unless interrupted or partial).
-    private static func writeAll(_ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
-            }
-        }
+    /// Queues the line for the writer thread; a critical one (often right before the
+    /// process ends) is waited for.
+    private static func emit(_ line: [UInt8], level: Logger.Level) {
+        LogWriter.standardError.enqueue(line)
+        if level == .critical { LogWriter.standardError.flush(timeout: .seconds(1)) }
     }
 
     /// `2026-11-22T10:00:00.123Z` (UTC), written digit by digit: `String(format:)` cost

@@ -1,3 +1,4 @@
+import Blocking
 import AccessControl
 import Crypto
 import DocumentModel
@@ -67,7 +68,7 @@ extension ShoalNode: DatabaseConfigurator {
         guard let file = fileSettings(name), let security = security(database: name) else {
             throw ConfigChangeError(status: 404, reason: "no such database '\(name)'")
         }
-        let function = try compileSync(database: name, source: source ?? file.sync)
+        let function = try await compileSync(database: name, source: source ?? file.sync)
         do {
             let record: JSON? = source.map { ["file": .string(Self.fingerprint(file.sync ?? "")), "source": .string($0)] }
             try await database(named: name)?.setInfoValue(Self.syncOverrideKey, record?.canonicalString ?? "")
@@ -95,7 +96,9 @@ extension ShoalNode: DatabaseConfigurator {
         var parsed = file
         do {
             try ConfigLoader.parseConflicts(json, into: &parsed)
-            monitor.setPolicies(parsed.conflicts, script: try Self.conflictScript(for: parsed))
+            let settings = parsed
+            let script = try await BlockingPool.shared.perform { () throws in try Self.conflictScript(for: settings) }
+            monitor.setPolicies(parsed.conflicts, script: script)
         } catch let error as ConfigLoader.ConfigError {
             throw ConfigChangeError(reason: error.message)
         } catch {
@@ -123,7 +126,7 @@ extension ShoalNode: DatabaseConfigurator {
             guard let store = database(named: name) else { continue }
             if let record = try await storedRecord(store, Self.syncOverrideKey) {
                 if record["file"]?.stringValue == Self.fingerprint(file.sync ?? ""), let source = record["source"]?.stringValue {
-                    security(database: name)?.replaceSyncFunction(try compileSync(database: name, source: source))
+                    security(database: name)?.replaceSyncFunction(try await compileSync(database: name, source: source))
                     updateRuntimeSettings(name) { $0.syncFromAPI = true }
                     logger.notice("database \(name): using the sync function deployed through the admin API")
                 } else {
@@ -148,12 +151,16 @@ extension ShoalNode: DatabaseConfigurator {
         return try? JSON.parse(Array(text.utf8))
     }
 
-    private func compileSync(database name: String, source: String?) throws(ConfigChangeError) -> SyncFunction? {
+    /// Compiles a sync function on the blocking pool (a compile blocks its caller).
+    private func compileSync(database name: String, source: String?) async throws(ConfigChangeError) -> SyncFunction? {
         guard let source else { return nil }
-        do {
-            return try SyncFunction(source: source, logger: { [logger] message in logger.info("sync \(name): \(message)") })
-        } catch {
-            throw ConfigChangeError(reason: "sync function: \(error)")
+        let logger = logger
+        return try await BlockingPool.shared.perform { () throws(ConfigChangeError) -> SyncFunction? in
+            do {
+                return try SyncFunction(source: source, logger: { message in logger.info("sync \(name): \(message)") })
+            } catch {
+                throw ConfigChangeError(reason: "sync function: \(error)")
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import AccessControl
 import BLIP
+import Blocking
 import HTTPTypes
 import DocumentModel
 import Foundation
@@ -121,7 +122,7 @@ extension ShoalNode: ReplicationController {
     /// there: a created replication survives a crash), then starts it.
     public func putReplication(database: String, id: String, definition: [String: JSON]) async throws {
         let prepared = try prepareReplication(database: database, id: id, definition: definition)
-        try updateStoredReplications { $0[database, default: [:]][id] = .object(definition) }
+        try await updateStoredReplications { $0[database, default: [:]][id] = .object(definition) }
         await replications.start(prepared.configuration, store: prepared.store, collections: prepared.collections)
     }
 
@@ -176,7 +177,7 @@ extension ShoalNode: ReplicationController {
     }
 
     public func removeReplication(database: String, id: String) async throws -> Bool {
-        try updateStoredReplications { _ = $0[database]?.removeValue(forKey: id) }
+        try await updateStoredReplications { _ = $0[database]?.removeValue(forKey: id) }
         return await replications.remove(database: database, id: id)
     }
 
@@ -199,8 +200,15 @@ extension ShoalNode: ReplicationController {
 
     /// Applies `change` to the kept replications and writes the file, under one lock
     /// (two requests never write in the wrong order); when the file cannot be written,
-    /// nothing changes and the error says which file and why (507 for a full disk).
-    private func updateStoredReplications(_ change: (inout [String: [String: JSON]]) -> Void) throws(ReplicationControlError) {
+    /// nothing changes and the error says which file and why (507 for a full disk). The
+    /// write and its fsyncs run on the blocking pool, the lock held there.
+    private func updateStoredReplications(
+        _ change: @escaping @Sendable (inout [String: [String: JSON]]) -> Void
+    ) async throws(ReplicationControlError) {
+        try await BlockingPool.shared.perform { () throws(ReplicationControlError) in try self.storeReplications(change) }
+    }
+
+    private func storeReplications(_ change: (inout [String: [String: JSON]]) -> Void) throws(ReplicationControlError) {
         let path = storedReplicationsPath
         try storedReplications.withLock { (stored) throws(ReplicationControlError) in
             var next = stored

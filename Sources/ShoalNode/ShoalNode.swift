@@ -37,6 +37,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     let requestMetrics: RequestMetrics
     /// The node's metrics registry (`/_metrics`).
     let metrics = NodeMetrics()
+    /// How late the cooperative pool runs ready tasks (metric and warning; runs while started).
+    let poolLag: PoolLagMonitor
     /// Replications created through the admin API, by database and ID (persisted).
     let storedReplications = Mutex<[String: [String: JSON]]>([:])
     private let running = Mutex<Running?>(nil)
@@ -65,6 +67,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         self.configuration = configuration
         logger = Logger(label: "Node")
         requestMetrics = RequestMetrics(factory: metrics.factory)
+        poolLag = PoolLagMonitor(factory: metrics.factory, logger: Logger(label: "Node"))
         var stores: [String: DocumentStore] = [:]
         do {
             for database in configuration.databases {
@@ -183,6 +186,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     /// once, when a graceful stop begins (a signal or `stop()`), before the listeners close.
     @discardableResult
     public func start(handleSignals: Bool = false, onShutdown: (@Sendable () -> Void)? = nil) async throws -> BoundPorts {
+        poolLag.start()
         try await bootstrapPrincipals()
         let ready = ReadySignal()
         var restConfiguration = RESTConfiguration(version: ShoalVersion.string, maxRequestBytes: configuration.maxRequestBytes)
@@ -238,7 +242,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         guard let running = running.withLock({ $0 }) else { return }
         _ = try? await running.task.value
         await stopReplication()
-        closeStores()
+        await closeStores()
     }
 
     /// Stops the listeners gracefully and closes the databases.
@@ -253,7 +257,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
             _ = try? await running.task.value
         }
         let listenersStopped = clock.now
-        closeStores()
+        await closeStores()
         let end = clock.now
         logger.info("""
             stopped in \((end - start).wholeMilliseconds) ms: replication \((replicationStopped - start).wholeMilliseconds) ms, \
@@ -306,8 +310,10 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         for engine in viewEngines.values { await engine.close() }
     }
 
-    private func closeStores() {
-        for store in stores.values { store.close() }
+    /// Closes the databases (on the blocking pool) and stops the lag probe.
+    private func closeStores() async {
+        for store in stores.values { await store.close() }
+        poolLag.stop()
     }
 }
 

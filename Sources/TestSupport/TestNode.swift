@@ -1,3 +1,4 @@
+import Blocking
 import DocumentModel
 import DocumentStore
 import Foundation
@@ -32,7 +33,10 @@ public final class TestNode: Sendable {
             return database
         }
         configure(&configuration)
-        let node = try ShoalNode(configuration: configuration)
+        TestPoolLag.start()
+        // Opening the databases and compiling their functions blocks: off the pool.
+        let settings = configuration
+        let node = try await BlockingPool.shared.perform { () throws in try ShoalNode(configuration: settings) }
         let ports = try await node.start()
         return TestNode(node: node, ports: ports, directory: directory)
     }
@@ -46,7 +50,10 @@ public final class TestNode: Sendable {
     /// Stops the node and (unless `keepingData`) removes its data directory.
     public func stop(keepingData: Bool = false) async {
         await node.stop()
-        if !keepingData { directory.remove() }
+        if !keepingData {
+            let directory = directory
+            await BlockingPool.shared.perform { directory.remove() }
+        }
     }
 
     /// Sends a request to the public (or admin) listener. A JSON `body` is sent with

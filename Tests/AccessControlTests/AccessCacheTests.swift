@@ -26,7 +26,7 @@ import TestSupport
     }
 
     @Test func everyChangeIsSeenByTheNextRequest() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let security = DatabaseSecurity(store: store, syncFunction: try SyncFunction(source: Self.grants), passwordIterations: 1000)
@@ -69,7 +69,7 @@ import TestSupport
     }
 
     @Test func guestAndGrantsInAnotherCollection() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let lists = try test.store.collection(CollectionName(scope: "app", name: "lists")!)
         let security = DatabaseSecurity(store: test.store, syncFunction: try SyncFunction(source: Self.grants))

@@ -18,7 +18,7 @@ import TestSupport
         """
 
     @Test func newFunctionMovesChannelsAndGrants() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         var security = DatabaseSecurity(store: store, syncFunction: try SyncFunction(source: Self.byColor))

@@ -18,7 +18,7 @@ import TestSupport
         """
 
     @Test func grantedRoleNamesSatisfyRequireRoleWithoutARoleDocument() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let security = DatabaseSecurity(store: test.store, syncFunction: try SyncFunction(source: Self.sync), passwordIterations: 1000)
         _ = try await security.putUser(name: "ann", json: ["password": "pw", "admin_roles": ["moderator"]])

@@ -18,7 +18,7 @@ import TestSupport
         """
 
     @Test func batchedOutcomesMatchTheActualParent() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         store.setGate(SyncGate(function: try SyncFunction(source: Self.source)))

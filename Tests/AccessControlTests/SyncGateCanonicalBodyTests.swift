@@ -16,7 +16,7 @@ import TestSupport
     ]
 
     func routes(_ gate: SyncGate, canonical: Bool) async throws -> [Set<String>?] {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         store.setGate(gate)

@@ -191,4 +191,42 @@ import TestSupport
         #expect(Self.events(link) == ["closed \(BLIPError.Code.connectionClosed)"])
         #expect(!channel.isActive)
     }
+
+    /// The link's reader stalls (it runs on the cooperative pool, which a blocking call
+    /// can hold) for 5 s of the event loop's time while the peer keeps sending: reading
+    /// pauses, so the peer's pongs stay unread in the socket. The link must stay up; once
+    /// the reader takes what was queued and reading resumes, the heartbeat judges again.
+    @Test func aLocalStallOfFiveSecondsDoesNotMakeThePeerSilent() throws {
+        let (channel, link) = try Self.makeChannel(pingPeriod: .milliseconds(750))
+        // More than the link buffers: reading pauses, nobody takes the frames.
+        let message = Self.frameBytes(.binary, Array(repeating: 1, count: 60_000))
+        for _ in 0..<((WebSocketLink.maxBufferedBytes / 60_000) + 2) {
+            try channel.writeInbound(ByteBuffer(bytes: message))
+        }
+        #expect(link.state.withLock { $0.readPaused })
+        for _ in 0..<7 {  // 5.25 s, a ping every 0.75 s, none answered as far as we can read
+            channel.embeddedEventLoop.advanceTime(by: .milliseconds(750))
+            #expect(try channel.readOutbound(as: WebSocketFrame.self)?.opcode == .ping)
+        }
+        #expect(channel.isActive, "the peer was declared silent during our own stall")
+        #expect(!Self.events(link).contains { $0.hasPrefix("closed") })
+        // The reader catches up; reading resumes and the queued pong arrives.
+        let taken = try #require(link.state.withLock { state -> Int? in
+            let count = state.events.count
+            state.events = []
+            state.bufferedBytes = 0
+            state.readPaused = false
+            return count
+        })
+        #expect(taken > 0)
+        channel.pipeline.handler(type: BLIPWebSocketHandler.self).whenSuccess { $0.resumeReading() }
+        try channel.writeInbound(ByteBuffer(bytes: Self.frameBytes(.pong, [0, 0, 0, 0, 0, 0, 0, 7])))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(750))
+        #expect(channel.isActive)
+        // Then a peer that really is silent is still dropped, two periods later.
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(750))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(750))
+        #expect(Self.events(link).last == "closed \(BLIPError.Code.connectionClosed)")
+        #expect(!channel.isActive)
+    }
 }

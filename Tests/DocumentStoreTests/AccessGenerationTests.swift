@@ -21,7 +21,7 @@ import TestSupport
     }
 
     @Test func principalsAndGrantsMoveItOtherWritesDoNot() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         store.setGate(GrantingGate())
@@ -66,7 +66,7 @@ import TestSupport
     @Test func aRejectedWriteDoesNotMoveItAndAReopenedStoreStillTracks() async throws {
         let directory = TemporaryDirectory()
         do {
-            let test = try TestStore(directory: directory)
+            let test = try await TestStore.make(directory: directory)
             let lists = try test.store.collection(CollectionName(scope: "app", name: "lists")!)
             lists.setGate(GrantingGate())
             test.store.setGate(GrantingGate())
@@ -76,9 +76,9 @@ import TestSupport
                 try await test.store.put("g", ["user": "carol", "grant": "c"], parent: RevID("1-missing"))
             }
             #expect(test.store.accessGeneration == before)
-            test.store.close()
+            await test.store.close()
         }
-        let test = try TestStore(directory: directory)
+        let test = try await TestStore.make(directory: directory)
         defer { test.destroy() }
         let lists = try test.store.collection(CollectionName(scope: "app", name: "lists")!)
         lists.setGate(GrantingGate())
@@ -88,7 +88,7 @@ import TestSupport
     }
 
     @Test func aRekeyedStoreStillTracks() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         _ = try await test.store.rekey(to: .key(Array(repeating: 7, count: 32)))
         let before = test.store.accessGeneration

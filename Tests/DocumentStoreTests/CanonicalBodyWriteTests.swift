@@ -21,7 +21,7 @@ import TestSupport
     }
 
     @Test func bytesAreStoredAsTheyArrived() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let first = #"{"n":1,"tags":["a","b"],"total":1842.37}"#
@@ -50,7 +50,7 @@ import TestSupport
     }
 
     @Test func refusedLikeParsedBodies() async throws {
-        let test = try TestStore(maxDocumentSize: 64)
+        let test = try await TestStore.make(maxDocumentSize: 64)
         defer { test.destroy() }
         let big = #"{"notes":""# + String(repeating: "x", count: 100) + #""}"#
         await #expect(throws: StoreError.self) { try await test.store.save(try Self.replicated("big", big, ["1-aa"])) }

@@ -5,7 +5,7 @@ import TestSupport
 
 @Suite struct ChangesTests {
     @Test func feedListsEachDocumentOnceAtItsLatestSequence() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let a = try await store.put("a", ["n": 1])
@@ -26,7 +26,7 @@ import TestSupport
     }
 
     @Test func waitForChangeWakesOnCommitAndTimesOut() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         #expect(await store.waitForChange(after: 0, timeout: .milliseconds(20)) == false)
@@ -39,7 +39,7 @@ import TestSupport
     }
 
     @Test func sequenceUpdatesStreamYieldsCommits() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         var iterator = store.sequenceUpdates().makeAsyncIterator()
@@ -49,7 +49,7 @@ import TestSupport
     }
 
     @Test func allDocsRangesAndConflicts() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         for id in ["a", "b", "c", "d"] { try await store.put(id, ["id": .string(id)]) }

@@ -8,7 +8,7 @@ import TestSupport
     let tasks = CollectionName(scope: "app", name: "tasks")!
 
     @Test func collectionsHaveTheirOwnDocumentsSequencesAndFeeds() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let database = test.store
         let listStore = try database.collection(lists)
@@ -43,14 +43,14 @@ import TestSupport
     @Test func collectionsSurviveAReopenAndShareThePrincipals() async throws {
         let directory = TemporaryDirectory()
         do {
-            let test = try TestStore(directory: directory)
+            let test = try await TestStore.make(directory: directory)
             let listStore = try test.store.collection(lists)
             try await listStore.put("l1", ["n": 1])
             try await test.store.put("d1", ["n": 0])
             try await listStore.savePrincipal(.user, name: "alice", body: ["name": "alice"])
-            test.store.close()
+            await test.store.close()
         }
-        let test = try TestStore(directory: directory)
+        let test = try await TestStore.make(directory: directory)
         defer { test.destroy() }
         #expect(try await test.store.storedCollections() == [lists])
         let listStore = try test.store.collection(lists)
@@ -67,16 +67,16 @@ import TestSupport
         let directory = TemporaryDirectory()
         let key = EncryptionKey.key(Array(repeating: 0x5A, count: 32))
         do {
-            let test = try TestStore(directory: directory)
+            let test = try await TestStore.make(directory: directory)
             let listStore = try test.store.collection(lists)
             try await listStore.put("before", ["n": 1])
             _ = try await test.store.rekey(to: key)
             try await listStore.put("after", ["n": 2])
             #expect(listStore.isEncrypted)
             #expect(try await listStore.changes(since: 0).map(\.docID) == ["before", "after"])
-            test.store.close()
+            await test.store.close()
         }
-        let test = try TestStore(directory: directory, encryption: key)
+        let test = try await TestStore.make(directory: directory, encryption: key)
         defer { test.destroy() }
         let listStore = try test.store.collection(lists)
         #expect(try await listStore.revision("after").1.body == ["n": 2])
@@ -84,15 +84,15 @@ import TestSupport
     }
 
     @Test func compactionKeepsBlobsOfNamedCollections() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let listStore = try test.store.collection(lists)
-        let blob = try test.store.blobs.store([UInt8]("hello".utf8))
+        let blob = try await test.store.blobs.store([UInt8]("hello".utf8))
         let attachments: JSON = ["a.txt": ["digest": .string(blob.digest), "length": 5, "content_type": "text/plain", "stub": true, "revpos": 1]]
         try await listStore.put("doc", ["_attachments": attachments])
         let report = try await test.store.compact(blobGracePeriod: 0)
         #expect(report.blobsRemoved == 0)
-        #expect(test.store.blobs.read(blob.digest) == [UInt8]("hello".utf8))
+        await #expect(test.store.blobs.read(blob.digest) == [UInt8]("hello".utf8))
     }
 
     @Test func collectionNamesFollowSyncGatewaysRule() {

@@ -27,7 +27,7 @@ func branch(_ body: [String: JSON], parent: RevID, deleted: Bool = false) -> Rev
     }
 
     @Test func winnerTombstonesTheLosersAndWritesNoChild() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let (_, a, b) = try await Self.conflicted(test.store)
         let outcome = try await test.store.resolveConflict(docID: "doc", policies: ConflictPolicies(default: .winner))
@@ -45,7 +45,7 @@ func branch(_ body: [String: JSON], parent: RevID, deleted: Bool = false) -> Rev
         var trees: [RevTree] = []
         var bodies: [[String: JSON]] = []
         for completedFirst in [false, true] {
-            let test = try TestStore()
+            let test = try await TestStore.make()
             defer { test.destroy() }
             _ = try await Self.conflicted(test.store, completedFirst: completedFirst)
             let policies = ConflictPolicies(default: .winner, byType: ["task": .merge])
@@ -62,7 +62,7 @@ func branch(_ body: [String: JSON], parent: RevID, deleted: Bool = false) -> Rev
     }
 
     @Test func policyNoneKeepsTheConflict() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         _ = try await Self.conflicted(test.store)
         #expect(try await test.store.resolveConflict(docID: "doc", policies: ConflictPolicies(default: .none)) == .keep)
@@ -70,7 +70,7 @@ func branch(_ body: [String: JSON], parent: RevID, deleted: Bool = false) -> Rev
     }
 
     @Test func mergeWithoutTheBaseBodyWaitsAndAcceptsOnlyTheTrueBase() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         // Both branches arrive by replication; the base is only a placeholder in their histories.
@@ -91,7 +91,7 @@ func branch(_ body: [String: JSON], parent: RevID, deleted: Bool = false) -> Rev
     }
 
     @Test func monitorResolvesExistingConflictsAtStartAndNewOnesAsTheyArrive() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         _ = try await Self.conflicted(store)

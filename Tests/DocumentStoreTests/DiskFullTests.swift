@@ -75,8 +75,8 @@ import Glibc
         do {
             let writer = try store.blobs.makeWriter()
             do {
-                for _ in 0..<64 { try writer.write([UInt8](repeating: 7, count: 65536)) }
-                _ = try writer.finish()
+                for _ in 0..<64 { try await writer.write([UInt8](repeating: 7, count: 65536)) }
+                _ = try await writer.finish()
             } catch {
                 writer.cancel()
                 throw error
@@ -94,7 +94,7 @@ import Glibc
         try await store.put("after", ["ok": true])
         #expect(store.info().docCount == acknowledged.count + 1)
         #expect(try await store.integrityCheck() == ["ok"])
-        store.close()
+        await store.close()
     }
 
     /// A node restarted after a crash reopens a WAL file that is already large; with the
@@ -127,7 +127,7 @@ import Glibc
         for file in ["db.sqlite3", "db.sqlite3-wal"] {
             try FileManager.default.copyItem(atPath: first + "/" + file, toPath: restarted + "/" + file)
         }
-        store.close()
+        await store.close()
         let reopened = try open(restarted)
         // The disk fills up.
         let filler = directory.path + "/filler"
@@ -157,6 +157,6 @@ import Glibc
         try FileManager.default.removeItem(atPath: filler)
         try await reopened.put("later", ["ok": true])
         #expect(try await reopened.integrityCheck() == ["ok"])
-        reopened.close()
+        await reopened.close()
     }
 }

@@ -5,7 +5,7 @@ import TestSupport
 
 @Suite struct DocumentStoreWriteTests {
     @Test func createReadUpdate() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let first = try await store.put("doc", ["name": "a"])
@@ -22,8 +22,8 @@ import TestSupport
     }
 
     @Test func revisionIDsAreDeterministicAcrossStores() async throws {
-        let a = try TestStore(inMemory: true)
-        let b = try TestStore(inMemory: true)
+        let a = try await TestStore.make(inMemory: true)
+        let b = try await TestStore.make(inMemory: true)
         defer { a.destroy(); b.destroy() }
         let ra = try await a.store.put("doc", ["x": 1, "y": ["z": true]])
         let rb = try await b.store.put("doc", ["y": ["z": true], "x": 1])
@@ -33,7 +33,7 @@ import TestSupport
     }
 
     @Test func mvccRejectsStaleOrMissingParent() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let first = try await store.put("doc", ["v": 1])
@@ -46,7 +46,7 @@ import TestSupport
     }
 
     @Test func deleteAndRecreateExtendsTombstone() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let first = try await store.put("doc", ["v": 1])
@@ -63,7 +63,7 @@ import TestSupport
     }
 
     @Test func replicatedHistoriesCreateConflicts() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         try await store.replicate("doc", ["v": "base"], history: ["1-aaaa"])
@@ -85,7 +85,7 @@ import TestSupport
     }
 
     @Test func winnerMovesWhenWinningBranchIsDeleted() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         try await store.replicate("doc", ["v": "a"], history: ["2-ffff", "1-aaaa"])
@@ -101,7 +101,7 @@ import TestSupport
     }
 
     @Test func batchReportsPerDocumentErrors() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let results = try await store.save(batch: [
@@ -120,7 +120,7 @@ import TestSupport
     }
 
     @Test func largeBatchKeepsOrderAndPerDocumentResults() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         // Large enough to be prepared on several threads; bad documents spread through it.
         var updates: [DocumentUpdate] = []
@@ -155,7 +155,7 @@ import TestSupport
     }
 
     @Test func oversizeDocumentIsRejected() async throws {
-        let test = try TestStore(maxDocumentSize: 100)
+        let test = try await TestStore.make(maxDocumentSize: 100)
         defer { test.destroy() }
         await expectStoreError(.tooLarge) {
             try await test.store.put("big", ["text": .string(String(repeating: "x", count: 200))])
@@ -164,7 +164,7 @@ import TestSupport
     }
 
     @Test func stemmingKeepsLeavesAndDropsOldBodies() async throws {
-        let test = try TestStore(revsLimit: 5)
+        let test = try await TestStore.make(revsLimit: 5)
         defer { test.destroy() }
         let store = test.store
         var parent: RevID?
@@ -214,7 +214,7 @@ func expectStoreError<T>(
     /// Writes cancelled while others commit never make the store reuse a sequence
     /// (found by the chaos test: a closing replication cancelled an insert).
     @Test func cancelledWritesKeepSequencesUnique() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         await withTaskGroup(of: Void.self) { group in

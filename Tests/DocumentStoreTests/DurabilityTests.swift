@@ -16,7 +16,7 @@ import TestSupport
 
     @Test(arguments: [(StoreConfiguration.Durability.full, 2), (.normal, 1)])
     func theWriterCommitsAtTheConfiguredLevel(durability: StoreConfiguration.Durability, level: Int) async throws {
-        let test = try TestStore(durability: durability)
+        let test = try await TestStore.make(durability: durability)
         defer { test.destroy() }
         let store = test.store
         try await store.put("doc", ["n": 1])
@@ -26,7 +26,7 @@ import TestSupport
     }
 
     @Test func aRekeyedDatabaseKeepsItsLevel() async throws {
-        let test = try TestStore(durability: .full)
+        let test = try await TestStore.make(durability: .full)
         defer { test.destroy() }
         let store = test.store
         try await store.put("doc", ["n": 1])

@@ -26,8 +26,8 @@ import TestSupport
         try await store.put("with-attachments", ["_attachments": ["a.txt": ["content_type": "text/plain", "data": .string(inline)]]])
         let writer = try store.blobs.makeWriter()
         let big = Array(String(repeating: "\(marker) ", count: 20_000).utf8)
-        try writer.write(big)
-        let blob = try writer.finish()
+        try await writer.write(big)
+        let blob = try await writer.finish()
         try await store.put("big", ["_attachments": ["big.bin": ["content_type": "application/octet-stream", "digest": .string(blob.digest), "length": .int(Int64(blob.length)), "revpos": 1, "stub": true]]])
         _ = try await store.putLocal("checkpoint-\(marker)", body: ["seq": .string(marker)], rev: nil)
     }
@@ -76,10 +76,10 @@ import TestSupport
         let (_, revision) = try await store.revision("doc-\(marker)-7")
         #expect(revision.body?["text"] == .string("\(marker) number 7"))
         let big = try #require(try await store.revision("big").1.attachments["big.bin"])
-        #expect(store.blobs.read(big.digest) == Array(String(repeating: "\(marker) ", count: 20_000).utf8))
+        await #expect(store.blobs.read(big.digest) == Array(String(repeating: "\(marker) ", count: 20_000).utf8))
         #expect(store.blobs.length(of: big.digest) == big.length)
         let small = try #require(try await store.revision("with-attachments").1.attachments["a.txt"])
-        #expect(store.blobs.read(small.digest) == Array("inline \(marker) attachment".utf8))
+        await #expect(store.blobs.read(small.digest) == Array("inline \(marker) attachment".utf8))
         #expect(try await store.integrityCheck() == ["ok"])
     }
 
@@ -92,7 +92,7 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: directory.path + "/db.sqlite3-wal"))
         #expect(Self.filesContainingMarker(directory.path) == [])
         try await Self.expectContent(store)
-        store.close()
+        await store.close()
         #expect(Self.filesContainingMarker(directory.path) == [])
 
         // The same writes into a plain store do show it (the scan can fail).
@@ -100,7 +100,7 @@ import TestSupport
         defer { plainDirectory.remove() }
         let plain = try DocumentStore(configuration: Self.configuration(plainDirectory, nil))
         try await Self.fill(plain)
-        plain.close()
+        await plain.close()
         #expect(!Self.filesContainingMarker(plainDirectory.path).isEmpty)
     }
 
@@ -112,7 +112,7 @@ import TestSupport
         try await store.compact()
         try await store.writer.writeWithoutTransaction { db in try db.execute(sql: "VACUUM") }
         try await Self.expectContent(store)
-        store.close()
+        await store.close()
         store = try DocumentStore(configuration: Self.configuration(directory, Self.keyA))
         defer { store.close() }
         try await Self.expectContent(store)
@@ -124,7 +124,7 @@ import TestSupport
         defer { directory.remove() }
         let store = try DocumentStore(configuration: Self.configuration(directory, Self.keyA))
         try await Self.fill(store, count: 20)
-        store.close()
+        await store.close()
         let before = Self.fingerprint(directory.path)
         Self.expectEncryptionError(.wrongKey) { _ = try DocumentStore(configuration: Self.configuration(directory, Self.keyB)) }
         Self.expectEncryptionError(.wrongKey) {
@@ -134,7 +134,7 @@ import TestSupport
         #expect(Self.fingerprint(directory.path) == before)
         let again = try DocumentStore(configuration: Self.configuration(directory, Self.keyA))
         #expect(again.info().docCount == 22)
-        again.close()
+        await again.close()
         let message = String(describing: EncryptionError(.wrongKey, database: "todo", reason: ""))
         #expect(message == "wrong encryption key for database todo")
     }
@@ -144,7 +144,7 @@ import TestSupport
         defer { directory.remove() }
         let store = try DocumentStore(configuration: Self.configuration(directory, nil))
         try await store.put("a", ["x": 1])
-        store.close()
+        await store.close()
         let before = Self.fingerprint(directory.path)
         Self.expectEncryptionError(.notEncrypted) { _ = try DocumentStore(configuration: Self.configuration(directory, Self.keyA)) }
         #expect(Self.fingerprint(directory.path) == before)
@@ -156,7 +156,7 @@ import TestSupport
         let store = try DocumentStore(configuration: Self.configuration(directory, Self.keyA))
         try await Self.fill(store, count: 50)
         try await store.compact()  // everything into the main file
-        store.close()
+        await store.close()
         let path = directory.path + "/db.sqlite3"
         let original = try #require(FileManager.default.contents(atPath: path))
 
@@ -177,14 +177,14 @@ import TestSupport
         let secret = EncryptionKey.passphrase("correct horse battery staple")
         let store = try DocumentStore(configuration: Self.configuration(directory, secret))
         try await store.put("a", ["secret": .string(Self.marker)])
-        store.close()
+        await store.close()
         #expect(Self.filesContainingMarker(directory.path) == [])
         Self.expectEncryptionError(.wrongKey) {
             _ = try DocumentStore(configuration: Self.configuration(directory, .passphrase("correct horse battery stable")))
         }
         let again = try DocumentStore(configuration: Self.configuration(directory, secret))
         #expect(try await again.revision("a").1.body?["secret"] == .string(Self.marker))
-        again.close()
+        await again.close()
     }
 
     @Test func rekeyEncryptsRotatesAndDecryptsWithEveryWriteKept() async throws {
@@ -211,14 +211,14 @@ import TestSupport
         try await Self.expectContent(store, count: 500)
         #expect(Self.filesContainingMarker(directory.path) == [])
         #expect(store.blobs.digests(encrypted: false).isEmpty)
-        store.close()
+        await store.close()
         Self.expectEncryptionError(.keyRequired) { _ = try DocumentStore(configuration: Self.configuration(directory, nil)) }
 
         // A → B: A no longer opens it.
         store = try DocumentStore(configuration: Self.configuration(directory, Self.keyA))
         try await store.rekey(to: Self.keyB)
         try await Self.expectContent(store, count: 500)
-        store.close()
+        await store.close()
         Self.expectEncryptionError(.wrongKey) { _ = try DocumentStore(configuration: Self.configuration(directory, Self.keyA)) }
 
         // B → plain: attachments decrypted, the attachment key forgotten.
@@ -230,10 +230,10 @@ import TestSupport
             try String.fetchOne(db, sql: "SELECT value FROM info WHERE key = 'attachment_key'")
         }
         #expect(leftover == nil)
-        store.close()
+        await store.close()
         store = try DocumentStore(configuration: Self.configuration(directory, nil))
         try await Self.expectContent(store, count: 500)
-        store.close()
+        await store.close()
     }
 
     /// SQLite's temporary files (here a temp table forced to disk) are encrypted too;

@@ -21,7 +21,7 @@ import TestSupport
     }
 
     @Test func aReadRunsOnAnInlineConnectionAndAScanOnThePool() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         #expect(try await Self.readsInline(test.store))
         let scanned = try await test.store.scan { db in db.configuration.label ?? "" }
@@ -30,7 +30,7 @@ import TestSupport
     }
 
     @Test func everyCommittedWriteIsVisibleToTheNextRead() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         var parent: RevID?
@@ -42,7 +42,7 @@ import TestSupport
     }
 
     @Test func readsFollowTheFileThroughARekey() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         try await store.put("before", ["n": 1])
@@ -57,7 +57,7 @@ import TestSupport
     }
 
     @Test func anEncryptedStoreReadsInline() async throws {
-        let test = try TestStore(encryption: .key(Array(repeating: 9, count: 32)))
+        let test = try await TestStore.make(encryption: .key(Array(repeating: 9, count: 32)))
         defer { test.destroy() }
         try await test.store.put("doc", ["n": 1])
         #expect(try await Self.readsInline(test.store))
@@ -65,7 +65,7 @@ import TestSupport
     }
 
     @Test func whenEveryConnectionIsBusyTheCallerIsToldAtOnce() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let path = try #require(test.store.configuration.databasePath)
         let readers = InlineReaders(path: path, configuration: Configuration(), limit: 2, permits: .init(3))
@@ -84,7 +84,7 @@ import TestSupport
     }
 
     @Test func closedReadersRefuseAndCloseABusyConnectionWhenItIsGivenBack() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let path = try #require(test.store.configuration.databasePath)
         let readers = InlineReaders(path: path, configuration: Configuration(), limit: 2, permits: .init(3))

@@ -5,7 +5,7 @@ import TestSupport
 
 @Suite struct LocalDocumentTests {
     @Test func localDocumentsHaveZeroRevisionsAndMVCC() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let rev1 = try await store.putLocal("checkpoint", body: ["seq": 5], rev: nil)

@@ -6,7 +6,7 @@ import TestSupport
 
 @Suite struct MaintenanceTests {
     @Test func compactionDropsOldBodiesKeepsLeavesAndMergeBase() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let r1 = try await store.put("doc", ["v": 1])
@@ -26,14 +26,14 @@ import TestSupport
     }
 
     @Test func compactionRemovesUnreferencedBlobsOnly() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let first = try await store.put("doc", ["_attachments": ["a": ["data": .string(Data("one".utf8).base64EncodedString())]]])
         let kept = try await store.put("keep", ["_attachments": ["b": ["data": .string(Data("two".utf8).base64EncodedString())]]])
         _ = kept
         try await store.put("doc", ["no": "attachments"], parent: first.revID)
-        let orphan = try store.blobs.store(Array("orphan".utf8))
+        let orphan = try await store.blobs.store(Array("orphan".utf8))
         // Young blobs survive (a write may be about to use them)…
         var report = try await store.compact(blobGracePeriod: 3600)
         #expect(report.blobsRemoved == 0)
@@ -46,7 +46,7 @@ import TestSupport
     }
 
     @Test func purgeWholeDocumentAndSingleLeaf() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         try await store.put("gone", ["v": 1])

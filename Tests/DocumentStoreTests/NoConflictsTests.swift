@@ -13,7 +13,7 @@ import TestSupport
     }
 
     @Test func onlyChildrenOfTheWinnerAreStored() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         // Absent: any history.

@@ -10,14 +10,14 @@ import TestSupport
         defer { directory.remove() }
         var revs: [String: RevID] = [:]
         do {
-            let test = try TestStore(durability: .full, directory: directory)
+            let test = try await TestStore.make(durability: .full, directory: directory)
             for index in 0..<50 { revs["d\(index)"] = try await test.store.put("d\(index)", ["i": .int(Int64(index))]).revID }
             try await test.store.replicate("c", ["v": 1], history: ["2-ffff", "1-aaaa"])
             try await test.store.replicate("c", ["v": 2], history: ["2-0000", "1-aaaa"])
             _ = try await test.store.putLocal("cp", body: ["s": 1], rev: nil)
-            test.store.close()
+            await test.store.close()
         }
-        let reopened = try TestStore(durability: .full, directory: directory)
+        let reopened = try await TestStore.make(durability: .full, directory: directory)
         defer { reopened.store.close() }
         let store = reopened.store
         #expect(store.info().docCount == 51)
@@ -30,13 +30,13 @@ import TestSupport
     }
 
     @Test func inMemoryStoreLeavesNoFiles() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         let blobDirectory = test.store.blobs.directory
         try await test.store.put("a", ["_attachments": ["x": ["data": "AAEC"]]])
         #expect(FileManager.default.fileExists(atPath: blobDirectory))
         // Nothing is written to the data directory.
         #expect(try FileManager.default.contentsOfDirectory(atPath: test.directory.path).isEmpty)
-        test.destroy()
+        await test.destroy()
         #expect(!FileManager.default.fileExists(atPath: blobDirectory))
     }
 }

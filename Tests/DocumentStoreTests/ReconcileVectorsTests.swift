@@ -54,7 +54,7 @@ import TestSupport
         defer { stores.forEach { $0.destroy() } }
         let vectors = try await stores.asyncMap { try #require(try await $0.store.versionVector("doc")) }
         // A copy of A's state reconciled B then C, another C then B.
-        let (first, second) = (try TestStore(), try TestStore())
+        let (first, second) = (try await TestStore.make(), try await TestStore.make())
         defer { [first, second].forEach { $0.destroy() } }
         for copy in [first, second] {
             _ = try await copy.store.save(DocumentUpdate(

@@ -9,7 +9,7 @@ import TestSupport
 /// revision of a tree, never part of a revision ID.
 @Suite struct RevisionOriginTests {
     @Test func eachRevisionKeepsTheOriginOfTheChangeThatBroughtIt() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         // The base written here, the two branches received from two peers.
@@ -41,7 +41,7 @@ import TestSupport
     @Test func theResolverWritesTheSameRevisionsOnEveryNodeWhateverItsID() async throws {
         var results: [[RevID]] = []
         for node in ["node-a", "node-b"] {
-            let test = try TestStore()
+            let test = try await TestStore.make()
             defer { test.destroy() }
             _ = try await ConflictResolveTests.conflicted(test.store)
             let outcome = try await test.store.resolveConflict(
@@ -56,7 +56,7 @@ import TestSupport
     }
 
     @Test func consecutiveChangesFromOneOriginShareARow() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         for index in 0..<5 { try await store.put("local-\(index)", ["n": .int(Int64(index))]) }

@@ -7,7 +7,7 @@ import TestSupport
 /// a replication's `changes`) give the same answers, across several `IN (…)` queries.
 @Suite struct RevsDiffTests {
     @Test func missingRevisionsAnswersEachOfferAsRevsDiffDoes() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         // 300 stored documents (more than one query's keys), every third with a branch.

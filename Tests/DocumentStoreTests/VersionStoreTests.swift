@@ -28,7 +28,7 @@ import TestSupport
     }
 
     @Test func localWritesMintVersionsOfTheDatabaseSource() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let first = try await store.put("doc", ["n": 1])
@@ -50,15 +50,15 @@ import TestSupport
         #expect(deleted.version?.current.source == store.versionSource)
         #expect(try #require(deleted.version).compare(to: v2) == .newer)
         // The source is kept in the database, and the clock's last time with it.
-        let reopened = try TestStore(directory: test.directory)
+        let reopened = try await TestStore.make(directory: test.directory)
         #expect(reopened.store.versionSource == store.versionSource)
         let deletedTime = try #require(deleted.version).current.time
         #expect(reopened.store.versionClockTime >= deletedTime)
-        reopened.store.close()
+        await reopened.store.close()
     }
 
     @Test func revisionsWithoutAVectorGetTheirLegacyVersion() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let one = RevID.compute(parent: nil, deleted: false, canonicalBody: RevisionBody.digestBody(["a": 1]))
@@ -242,7 +242,7 @@ import TestSupport
         }
         let before = try Self.rows(path)
 
-        let test = try TestStore(directory: directory)
+        let test = try await TestStore.make(directory: directory)
         defer { test.store.close() }
         let store = test.store
         #expect(try await store.versionVector("doc") == VersionVector(Version.legacy(revID: two)))
@@ -272,7 +272,7 @@ import TestSupport
     }
 
     @Test func localEditsStayMonotonicWhenTheWallClockJumpsBack() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let clock = ManualClock()
         test.store.setWallClock { clock.now.withLock { $0 } }
@@ -289,8 +289,8 @@ import TestSupport
             (last, parent) = (other, edit.revID)
         }
         // After a restart with the wall clock a day behind, times still move forward.
-        test.store.close()
-        let reopened = try TestStore(directory: test.directory)
+        await test.store.close()
+        let reopened = try await TestStore.make(directory: test.directory)
         defer { reopened.store.close() }
         clock.move(by: -86_400_000_000_000)
         reopened.store.setWallClock { clock.now.withLock { $0 } }
@@ -299,7 +299,7 @@ import TestSupport
     }
 
     @Test func aVectorClientEditMustDescendFromItsParent() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let store = test.store
         let first = try await store.put("doc", ["n": 1])

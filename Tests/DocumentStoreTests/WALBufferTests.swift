@@ -40,7 +40,7 @@ import TestSupport
 
     @Test(arguments: [false, true])
     func aGroupCommitReachesTheFileInFewWrites(encrypted: Bool) async throws {
-        let test = try TestStore(durability: .normal, encryption: encrypted ? .key(Array(repeating: 5, count: 32)) : nil)
+        let test = try await TestStore.make(durability: .normal, encryption: encrypted ? .key(Array(repeating: 5, count: 32)) : nil)
         defer { test.destroy() }
         try await test.store.put("first", ["n": 1])
         let updates = (0..<500).map { index in

@@ -122,7 +122,7 @@ import TestSupport
         for _ in 0..<200 where checkpointer.runs == 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(checkpointer.runs > 0)
         #expect(try await store.integrityCheck() == ["ok"])
-        store.close()
+        await store.close()
         let reopened = try DocumentStore(configuration: configuration)
         defer { reopened.close() }
         #expect(reopened.info().docCount == 12_000)
@@ -131,7 +131,7 @@ import TestSupport
     }
 
     @Test func aStoreOnAFileHasOneAndARekeyReplacesIt() async throws {
-        let test = try TestStore()
+        let test = try await TestStore.make()
         defer { test.destroy() }
         let before = try #require(test.store.checkpointer)
         #expect(before.threshold == Int32(DocumentStore.walAutocheckpointPages))
@@ -141,7 +141,7 @@ import TestSupport
         #expect(after !== before)
         try await test.store.put("b", ["v": 2])
         #expect(try await test.store.revision("a").1.body?["v"] == 1)
-        let memory = try TestStore(inMemory: true)
+        let memory = try await TestStore.make(inMemory: true)
         defer { memory.destroy() }
         #expect(memory.store.checkpointer == nil)
     }

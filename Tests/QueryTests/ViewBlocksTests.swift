@@ -15,7 +15,7 @@ import TestSupport
     }
 
     @Test func offsetMatchesBruteForceThroughSplitsAndDeletes() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let store = test.store
         let map = "function(doc) { emit(doc.k, null); if (doc.k % 3 == 0) emit(doc.k + 1, null); }"

@@ -23,7 +23,7 @@ import TestSupport
     }
 
     @Test func indexesIncrementallyAndForgetsDeletedDocuments() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let store = test.store
         try await store.put("_design/app", ["views": ["byName": ["map": "function(doc) { if (doc.name) emit(doc.name, doc.n); }"]]])
@@ -55,7 +55,7 @@ import TestSupport
     /// A document purged whole leaves no change behind; its rows and its part of the
     /// stored reductions must still go.
     @Test func purgedDocumentsLeaveTheIndex() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let store = test.store
         try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.n, 1); }", "reduce": "_count"]]])
@@ -74,7 +74,7 @@ import TestSupport
     /// new number, and a new document may get a purged one's number; neither may keep or
     /// lose the wrong rows.
     @Test func documentsPurgedAndStoredAgainKeepOnlyTheirNewRows() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let store = test.store
         try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc._id, doc.n); }"]]])
@@ -95,7 +95,7 @@ import TestSupport
     /// update when its new sequence lands in the build's last batch: its first rows must
     /// go (the build skips row lookups only for documents it has not written yet).
     @Test func documentsEditedDuringAFirstBuildKeepOneRow() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let store = test.store
         try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.n, null); }"]]])
@@ -123,7 +123,7 @@ import TestSupport
 
     /// Indexes written before rows carried document numbers are emptied and rebuilt.
     @Test func indexesOfTheOlderFormatRebuild() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let store = test.store
         let map = "function(doc) { emit(doc.n, null); }"
@@ -149,7 +149,7 @@ import TestSupport
     }
 
     @Test func mapErrorsSkipTheDocumentOnly() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         try await test.store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.a.b, null); }"]]])
         try await test.store.put("good", ["a": ["b": 1]])
@@ -162,7 +162,7 @@ import TestSupport
     }
 
     @Test func changedFunctionRebuildsAndCleanupDropsTheOldIndex() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let store = test.store
         let v1 = try await store.put("_design/app", ["views": ["v": ["map": "function(doc) { emit(doc.x, 1); }"]]])
@@ -177,7 +177,7 @@ import TestSupport
     }
 
     @Test func missingDesignAndView() async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         try await test.store.put("_design/app", ["views": [:]])
         let views = engine(test)
@@ -189,7 +189,7 @@ import TestSupport
     /// reductions must equal a reduce computed from scratch.
     @Test(arguments: ["_count", "_sum", "_stats", "function(keys, values, rereduce) { return sum(values); }"])
     func storedReductionsMatchBruteForce(_ reduce: String) async throws {
-        let test = try TestStore(inMemory: true)
+        let test = try await TestStore.make(inMemory: true)
         defer { test.destroy() }
         let store = test.store
         let map = "function(doc) { emit([doc.a, doc.b, doc.c], doc.n); if (doc.c == 0) emit(doc.a, 1); }"

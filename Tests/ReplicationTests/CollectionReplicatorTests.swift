@@ -12,8 +12,8 @@ import TestSupport
     let lists = CollectionName(scope: "_default", name: "lists")!
 
     @Test func aMeshLinkToAnOlderPeerReplicatesTheDefaultCollection() async throws {
-        let local = try TestStore(inMemory: true)
-        let remote = try TestStore(inMemory: true)
+        let local = try await TestStore.make(inMemory: true)
+        let remote = try await TestStore.make(inMemory: true)
         defer { local.destroy(); remote.destroy() }
         let localLists = try local.store.collection(lists)
         try await local.store.put("d1", ["n": 1])
@@ -31,8 +31,8 @@ import TestSupport
     }
 
     @Test func aNamedReplicationOfCollectionsNeedsAPeerThatHasThem() async throws {
-        let local = try TestStore(inMemory: true)
-        let remote = try TestStore(inMemory: true)
+        let local = try await TestStore.make(inMemory: true)
+        let remote = try await TestStore.make(inMemory: true)
         defer { local.destroy(); remote.destroy() }
         let localLists = try local.store.collection(lists)
         let configuration = ReplicationConfiguration(id: "named", remote: "ws://peer/db", direction: .push)

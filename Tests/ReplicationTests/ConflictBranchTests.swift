@@ -10,8 +10,8 @@ import TestSupport
 @Suite struct ConflictBranchTests {
     @Test(arguments: [50, 250, 1000])
     func oldSiblingBranchesReplicate(otherDocuments: Int) async throws {
-        let source = try TestStore()
-        let target = try TestStore()
+        let source = try await TestStore.make()
+        let target = try await TestStore.make()
         defer { source.destroy(); target.destroy() }
         let base = try await source.store.put("doc", ["v": 0])
         let first = try await source.store.put("doc", ["v": "edited"], parent: base.revID)

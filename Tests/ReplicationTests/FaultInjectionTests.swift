@@ -10,8 +10,8 @@ import TestSupport
 /// frames: it completes, and nothing is lost or duplicated.
 @Suite struct FaultInjectionTests {
     @Test func droppedConnectionsStillConverge() async throws {
-        let source = try TestStore()
-        let target = try TestStore()
+        let source = try await TestStore.make()
+        let target = try await TestStore.make()
         defer { source.destroy(); target.destroy() }
         var expected: [String: RevID] = [:]
         for index in 0..<300 {
@@ -42,8 +42,8 @@ import TestSupport
     }
 
     @Test func pushAndPullOverLoopbackWithConflicts() async throws {
-        let left = try TestStore()
-        let right = try TestStore()
+        let left = try await TestStore.make()
+        let right = try await TestStore.make()
         defer { left.destroy(); right.destroy() }
         let base = try await left.store.put("doc", ["v": 0])
         try await right.store.replicate("doc", ["v": 0], history: [base.revID.description])
@@ -70,8 +70,8 @@ import TestSupport
     /// feed ends with an error, so a one-shot pull retries and gets everything instead
     /// of ending `stopped` with nothing, as if the feed had been empty.
     @Test func aFailedAccessReadFailsThePullInsteadOfEndingItEmpty() async throws {
-        let source = try TestStore()
-        let target = try TestStore()
+        let source = try await TestStore.make()
+        let target = try await TestStore.make()
         defer { source.destroy(); target.destroy() }
         for index in 0..<40 { try await source.store.put("d\(index)", ["n": .int(Int64(index))]) }
         struct AccessUnreadable: Error {}
@@ -92,8 +92,8 @@ import TestSupport
     /// A one-shot pull whose connection drops while it waits to catch up does not wait
     /// forever: it reconnects and finishes.
     @Test func aOneShotPullThatLosesItsConnectionFinishesOnTheNextOne() async throws {
-        let source = try TestStore()
-        let target = try TestStore()
+        let source = try await TestStore.make()
+        let target = try await TestStore.make()
         defer { source.destroy(); target.destroy() }
         for index in 0..<200 {
             try await source.store.put("d\(index)", ["pad": .string(String(repeating: "y", count: 400))])

@@ -20,7 +20,7 @@ import TestSupport
     }
 
     @Test func pendingSendStaysUntilThePeerAcknowledges() async throws {
-        let local = try TestStore(inMemory: true)
+        let local = try await TestStore.make(inMemory: true)
         defer { local.destroy() }
         let peer = try await TestNode.start()
         defer { Task { await peer.stop() } }
@@ -62,7 +62,7 @@ import TestSupport
     }
 
     @Test func withoutAPeerReportTheReceiveSideIsNotKnown() async throws {
-        let local = try TestStore(inMemory: true)
+        let local = try await TestStore.make(inMemory: true)
         defer { local.destroy() }
         let peer = try await TestNode.start()
         defer { Task { await peer.stop() } }

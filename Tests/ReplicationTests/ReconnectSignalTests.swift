@@ -73,7 +73,7 @@ import TestSupport
     }
 
     @Test func aReplicatorInItsBackoffDialsWhenTheSignalFires() async throws {
-        let local = try TestStore()
+        let local = try await TestStore.make()
         defer { local.destroy() }
         let signal = ReconnectSignal()
         let dialer = FailingDialer()

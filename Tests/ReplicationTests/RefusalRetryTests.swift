@@ -50,8 +50,8 @@ import TestSupport
     }
 
     @Test func aMeshLinkRedialsUntilTheRefusalGoesAway() async throws {
-        let local = try TestStore()
-        let peer = try TestStore()
+        let local = try await TestStore.make()
+        let peer = try await TestStore.make()
         defer { local.destroy(); peer.destroy() }
         let rev = try await peer.store.put("written-while-refused", ["v": 1]).revID
         let dialer = RefusingDialer(peer: peer.store, refusals: 3)
@@ -66,8 +66,8 @@ import TestSupport
     }
 
     @Test func aUsersReplicationStopsAtARefusal() async throws {
-        let local = try TestStore()
-        let peer = try TestStore()
+        let local = try await TestStore.make()
+        let peer = try await TestStore.make()
         defer { local.destroy(); peer.destroy() }
         let dialer = RefusingDialer(peer: peer.store, refusals: 1)
         let replicator = Replicator(store: local.store, configuration: Self.configuration(retry: false), dialer: dialer)

@@ -241,7 +241,7 @@ import Glibc
                     DocumentUpdate(docID: "d\(batch * 1000 + index)", body: ["n": .int(Int64(index)), "pad": .string(String(repeating: "x", count: 500))], mode: .edit(parent: nil))
                 })
             }
-            store.close()
+            await store.close()
         }
         // How long a whole rekey takes here: the kills land anywhere within it.
         let clock = ContinuousClock()
@@ -276,7 +276,7 @@ import Glibc
                     #expect(store.info().docCount == count)
                     #expect(try await store.integrityCheck() == ["ok"])
                     #expect(try await store.revision("d\(count - 1)").1.body?["n"] == .int(999))
-                    store.close()
+                    await store.close()
                     opened.append(candidate)
                 } catch let error as EncryptionError {
                     #expect(error.kind == .wrongKey, "\(error)")

@@ -70,7 +70,7 @@ import TestSupport
             }
             #expect(store.info().docCount == present)
             if operation != "_purge" { #expect(present == Self.count) }
-            store.close()
+            await store.close()
         }
         print("\(operation): killed during the operation in \(killedDuring) of 4 rounds")
         #expect(killedDuring > 0, "no kill landed during \(operation)")
