@@ -199,6 +199,11 @@ final class MeshKnowledge: Sendable {
         }
     }
 
+    /// Everything covered now, by source store.
+    func snapshot() -> [String: SequenceRanges] {
+        state.withLock { state in Self.named(state.covered, names: state.names) }
+    }
+
     /// What coverage grew by since the last call, by source store.
     func takeReport(serial: UInt32) -> [String: SequenceRanges] {
         state.withLock { state in

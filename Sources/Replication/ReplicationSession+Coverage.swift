@@ -23,7 +23,8 @@ extension ReplicationSession {
     }
 
     /// Sends our coverage to the peer until the connection ends: everything so far at
-    /// once, then what grew, whenever it grew (coalesced). What the peer's own store's
+    /// once (and again once the peer first speaks, if it had not yet: the first may have
+    /// been dropped), then what grew, whenever it grew (coalesced). What the peer's own store's
     /// feed gave us is left out: the peer needs no news of its own changes. Under our own
     /// store go the entries of our feed the peer holds by our knowledge.
     func reportCoverage(_ coverage: PeerCoverage) async {
@@ -33,8 +34,24 @@ extension ReplicationSession {
         defer { knowledge.closeReport(serial: serial) }
         var first = true
         var liveSent: UInt64?
+        // Whether the peer had spoken when our first report went, and whether everything
+        // went again since it did.
+        var heardBeforeFirst = false
+        var resent = false
         while !Task.isCancelled && !connection.isClosed {
             let generation = knowledge.changed.generation
+            let heard = coverage.heard.generation > 0
+            if !first, !heardBeforeFirst, !resent, heard {
+                // The peer spoke after our first report, which may have come before its
+                // handler was registered (a dialer registers in its session, beside the
+                // reader) and been dropped: everything goes again, once. (The peer's
+                // first report wakes this loop: `MeshKnowledge.follow` moves `changed` on.)
+                for (source, ranges) in knowledge.snapshot() {
+                    report[source, default: SequenceRanges(limit: MeshKnowledge.rangeLimit)].formUnion(ranges)
+                }
+                liveSent = nil
+                resent = true
+            }
             let peer = coverage.peerSource
             if peer != 0 { report = report.filter { knowledge.source($0.key) != peer } }
             let yours = coverage.takeYours()
@@ -48,6 +65,7 @@ extension ReplicationSession {
                 } catch {
                     return
                 }
+                if first { heardBeforeFirst = heard }
                 first = false
                 liveSent = live.generation
             }
