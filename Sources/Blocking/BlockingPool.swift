@@ -78,6 +78,10 @@ public final class BlockingPool: Sendable {
     /// `transform` of every element, in order, computed on the pool in pieces of
     /// `piece` elements (choose it so a piece takes a few milliseconds). The pieces run
     /// side by side on the pool's threads; the caller's task waits, holding no thread.
+    /// Inlinable, so that it is specialized where it is called: unspecialized across
+    /// modules, every element paid generic metadata lookups (about 2,300 instructions a
+    /// revision on a pull's receiving side, counted with callgrind).
+    @inlinable
     public func map<Element: Sendable, Output: Sendable>(
         _ elements: [Element], piece: Int, _ transform: @escaping @Sendable (Element) -> Output
     ) async -> [Output] {
@@ -99,7 +103,8 @@ public final class BlockingPool: Sendable {
     }
 
     /// Queues a job; starts a thread when none is idle and fewer than `threadCount` run.
-    private func submit(_ body: @escaping @Sendable () -> Void, dropped: (@Sendable () -> Void)? = nil) -> Int {
+    @usableFromInline
+    func submit(_ body: @escaping @Sendable () -> Void, dropped: (@Sendable () -> Void)? = nil) -> Int {
         let (id, newThread) = queue.push(Job(run: body, dropped: dropped), threadLimit: threadCount)
         if let newThread {
             let thread = Thread { [queue] in queue.work() }

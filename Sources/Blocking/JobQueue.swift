@@ -67,17 +67,20 @@ final class JobQueue: @unchecked Sendable {
 }
 
 /// The outputs of `BlockingPool.map`, filled piece by piece from several threads.
+@usableFromInline
 final class PieceResults<Output>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [Output?]
-    private var remaining: Int
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var storage: [Output?]
+    @usableFromInline var remaining: Int
 
+    @inlinable
     init(count: Int, pieces: Int) {
         storage = Array(repeating: nil, count: count)
         remaining = pieces
     }
 
     /// Stores one piece's outputs from `start` on; true for the last piece.
+    @inlinable
     func store(_ outputs: [Output], at start: Int) -> Bool {
         lock.lock()
         defer { lock.unlock() }
@@ -87,6 +90,7 @@ final class PieceResults<Output>: @unchecked Sendable {
     }
 
     /// Every output (once every piece is stored).
+    @inlinable
     var values: [Output] {
         lock.lock()
         defer { lock.unlock() }
