@@ -34,15 +34,20 @@ public final class PoolLagProbe: Sendable {
     public let interval: Duration
     /// How far back `recentWorst` looks (between one and two windows).
     public let window: Duration
+    /// The executor whose lag is measured: `nil` is the global concurrent executor, the
+    /// cooperative pool (tests give their own, so as not to stall everyone else's).
+    public let executor: (any TaskExecutor)?
     private let onLag: @Sendable (Figures) -> Void
     private let state: Mutex<State>
 
     public init(
         interval: Duration = .milliseconds(100), window: Duration = .seconds(10),
+        executor: (any TaskExecutor)? = nil,
         onLag: @escaping @Sendable (Figures) -> Void = { _ in }
     ) {
         self.interval = interval
         self.window = window
+        self.executor = executor
         self.onLag = onLag
         state = Mutex(State(windowStart: .now))
     }
@@ -51,13 +56,13 @@ public final class PoolLagProbe: Sendable {
         state.withLock { $0.task?.cancel() }
     }
 
-    /// Starts probing (once; later calls do nothing). The probe task runs on the global
-    /// concurrent executor, the pool it measures, until `stop`.
+    /// Starts probing (once; later calls do nothing). The probe task runs on the executor
+    /// it measures (the global concurrent executor unless one was given), until `stop`.
     public func start() {
         state.withLock { state in
             guard state.task == nil else { return }
             state.windowStart = .now
-            state.task = Task.detached { [weak self, interval] in
+            state.task = Task.detached(executorPreference: executor) { [weak self, interval] in
                 let clock = ContinuousClock()
                 while !Task.isCancelled {
                     let due = clock.now + interval
