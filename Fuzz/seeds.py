@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora in Fuzz/corpus/ (json, revtree, blip, versionvector). Stdlib only.
+"""Writes the seed corpora in Fuzz/corpus/ (json, revtree, blip, versionvector, coverage). Stdlib only.
 
 The seeds are valid inputs of each format, so that the fuzzers (scripts/fuzz) and
 the seeded mutation tests start from inputs that reach deep into the decoders.
@@ -139,5 +139,19 @@ vectors = {
 os.makedirs(os.path.join(HERE, "corpus", "versionvector"), exist_ok=True)
 for name, text in vectors.items():
     put("versionvector", name + ".txt", text.encode())
+
+# `shoal/covered` reports: store line, live line ("-" for none), JSON body.
+S1, S2, S3 = "a" * 32, "b" * 32, "0123456789abcdef" * 2
+reports = {
+    "first": (S1, "-", {S2: "1-5000", S3: "1-200,205,207-300"}),
+    "live": (S1, f"{S2},{S3}", {S2: "5001-5200"}),
+    "yours": (S2, "-", {S2: "17,19,21-40", S1: "1"}),
+    "empty": (S1, "", {}),
+    "wide": (S3, "-", {S1: ",".join(str(n) for n in range(1, 400, 2))}),
+    "max": (S1, "-", {S2: "18446744073709551614-18446744073709551615"}),
+}
+os.makedirs(os.path.join(HERE, "corpus", "coverage"), exist_ok=True)
+for name, (store, live, body) in reports.items():
+    put("coverage", name + ".txt", f"{store}\n{live}\n".encode() + json.dumps(body).encode())
 
 print("seeds written to", os.path.join(HERE, "corpus"))

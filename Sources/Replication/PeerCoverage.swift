@@ -62,24 +62,17 @@ final class PeerCoverage: Sendable {
     /// Records a report. False when it does not parse (nothing is recorded then).
     @discardableResult
     func record(_ message: BLIPMessage) -> Bool {
-        guard let store = message["store"], !store.isEmpty, store.utf8.count <= 64,
-              let body = try? JSON.parse(message.body), let object = body.objectValue
+        guard let report = CoverageReport(
+            store: message["store"], live: message["live"], body: message.body, limit: MeshKnowledge.rangeLimit)
         else { return false }
+        let store = report.store
         var parsed: [(UInt32, SequenceRanges)] = []
         var ours = SequenceRanges(limit: MeshKnowledge.rangeLimit)
-        for (uuid, value) in object {
-            guard uuid.utf8.count <= 64, let text = value.stringValue,
-                  let ranges = SequenceRanges(text: text, limit: MeshKnowledge.rangeLimit)
-            else { return false }
+        for (uuid, ranges) in report.ranges {
             // Under the sender's own store: entries of its feed we hold, by its knowledge.
             if uuid == store { ours = ranges } else { parsed.append((knowledge.source(uuid), ranges)) }
         }
-        var live: Set<UInt32>?
-        if let text = message["live"] {
-            let uuids = text.split(separator: ",").map(String.init)
-            guard uuids.allSatisfy({ $0.utf8.count <= 64 }) else { return false }
-            live = Set(uuids.map { knowledge.source($0) })
-        }
+        let live = report.live.map { Set($0.map { knowledge.source($0) }) }
         let peer = knowledge.source(store)
         var pending: [UInt64] = []
         let follows = state.withLock { state -> Bool in
@@ -181,9 +174,9 @@ final class PeerCoverage: Sendable {
     /// A report of `ranges` from the store `uuid`, with the sources it receives from now
     /// when they changed (`live`).
     static func report(store uuid: String, _ ranges: [String: SequenceRanges], live: [String]? = nil) -> BLIPMessage {
-        let body = JSON.object(ranges.mapValues { .string($0.description) })
+        let report = CoverageReport(store: uuid, ranges: ranges, live: live)
         var properties = [("store", uuid)]
-        if let live { properties.append(("live", live.joined(separator: ","))) }
-        return BLIPMessage(profile: profile, properties: properties, body: body.canonicalBytes(), noReply: true)
+        if let live = report.liveProperty { properties.append(("live", live)) }
+        return BLIPMessage(profile: profile, properties: properties, body: report.body, noReply: true)
     }
 }

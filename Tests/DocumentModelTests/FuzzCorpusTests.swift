@@ -4,7 +4,7 @@ import TestSupport
 
 @testable import DocumentModel
 
-/// The checked-in fuzz corpora (`Fuzz/corpus/json`, `revtree`, `versionvector`: seeds and
+/// The checked-in fuzz corpora (`Fuzz/corpus/json`, `revtree`, `versionvector`, `coverage`: seeds and
 /// every input a fuzzer ever crashed on) replayed with the libFuzzer targets'
 /// properties, then mutated with a seeded generator: whole, truncated byte by byte,
 /// and with random byte flips, insertions and deletions. No input may crash; whatever
@@ -95,6 +95,41 @@ import TestSupport
             #expect(ab?.compare(to: a) == .newer && ab?.compare(to: b) == .newer)
         }
         #expect((try? VersionVector.reconciling([a, b])) == (try? VersionVector.reconciling([b, a])))
+    }
+
+    /// The coverage target's property (Fuzz/Coverage/FuzzEntry.swift): `store`, `live`
+    /// (`-` for none) and the body on three lines; a report that parses writes back to an
+    /// equal one, and every range set in it keeps its invariants.
+    static func checkCoverage(_ bytes: [UInt8]) {
+        let lines = bytes.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
+        guard lines.count == 3 else { return }
+        let live = String(decoding: lines[1], as: UTF8.self)
+        for limit in [1 + bytes.count % 7, 65_536] {
+            guard let report = CoverageReport(
+                store: String(decoding: lines[0], as: UTF8.self), live: live == "-" ? nil : live, body: lines[2], limit: limit)
+            else { continue }
+            #expect(CoverageReport(store: report.store, live: report.liveProperty, body: report.body, limit: limit) == report)
+            for set in report.ranges.values {
+                #expect(set.ranges.count <= limit)
+                #expect(zip(set.ranges, set.ranges.dropFirst()).allSatisfy { $0.upperBound < $1.lowerBound && $1.lowerBound - $0.upperBound >= 2 })
+                #expect(SequenceRanges(text: set.description, limit: limit) == set)
+                #expect(set.subtracting(set).isEmpty)
+            }
+        }
+    }
+
+    @Test func coverageCorpus() {
+        let inputs = Self.inputs("coverage")
+        #expect(inputs.count >= 5)
+        for (index, input) in inputs.enumerated() {
+            let lines = input.bytes.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: false)
+            let live = lines.count == 3 ? String(decoding: lines[1], as: UTF8.self) : ""
+            let parsed = lines.count == 3
+                ? CoverageReport(store: String(decoding: lines[0], as: UTF8.self), live: live == "-" ? nil : live, body: lines[2])
+                : nil
+            #expect(parsed != nil || input.name.hasPrefix("crash-"), "seed \(input.name) parses")
+            for variant in Self.variants(input.bytes, seed: UInt64(index) + 300) { Self.checkCoverage(variant) }
+        }
     }
 
     @Test func versionVectorCorpus() {
