@@ -55,6 +55,10 @@ extension BLIPConnection {
             }
             switch event {
             case .binary(let bytes):
+                if let faults = faults.withLock({ $0?.faults }), !(await faults.admitInbound()) {
+                    await close(error: Self.cutError)
+                    return
+                }
                 let frame: BLIPFrame
                 do {
                     frame = try decoder.decode(bytes)
@@ -123,6 +127,13 @@ extension BLIPConnection {
                 bytesQueued += bytes.count
             }
             if !frames.isEmpty {
+                if let faults = faults.withLock({ $0?.faults }), !(await faults.admitOutbound()) {
+                    state.withLock { state in
+                        if state.writerFailure == nil { state.writerFailure = Self.cutError }
+                    }
+                    await transport.close(error: Self.cutError)
+                    return
+                }
                 do {
                     try await transport.send(frames: frames)
                     frames.removeAll(keepingCapacity: true)

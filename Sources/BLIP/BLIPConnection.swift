@@ -24,6 +24,9 @@ public final class BLIPConnection: Sendable {
     /// The WebSocket subprotocol the connection was opened with, when known (a dialed
     /// connection: what the server chose among those offered).
     public let subprotocol: String?
+    /// The nemesis's faults on this link, when attached (`setFaults`), and the token
+    /// that detaches it.
+    let faults = Mutex<(faults: LinkFaults, token: UInt64)?>(nil)
 
     /// A connection over `transport`; nothing happens until `run(inbound:)`.
     public init(transport: any BLIPTransport, configuration: BLIPConfiguration = .init(),
@@ -157,6 +160,25 @@ public final class BLIPConnection: Sendable {
             waiter.resume()
         }
     }
+
+    /// Attaches the nemesis's faults to this link (nil detaches them): see `LinkFaults`.
+    /// A cut closes the connection with 503 "cut by the nemesis".
+    public func setFaults(_ linkFaults: LinkFaults?) {
+        let previous = faults.withLock { $0 }
+        if let previous { previous.faults.detach(previous.token) }
+        guard let linkFaults else {
+            faults.withLock { $0 = nil }
+            return
+        }
+        let token = linkFaults.attach { [weak self] in
+            guard let self else { return }
+            Task { await self.close(error: Self.cutError) }
+        }
+        faults.withLock { $0 = (linkFaults, token) }
+        onClose { linkFaults.detach(token) }
+    }
+
+    static let cutError = BLIPError(code: 503, message: "cut by the nemesis")
 
     /// Runs `action` once when the connection starts closing (at once if it already
     /// has): for waits that no request stands for, such as a pull waiting to catch up.
