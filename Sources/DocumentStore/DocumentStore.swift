@@ -48,6 +48,8 @@ public final class DocumentStore: Sendable {
     let gateBox = Mutex<(any RevisionGate)?>(nil)
     /// The database's version source and hybrid logical clock (shared by its collections).
     let versionClock: VersionClock
+    /// Set while the nemesis makes the disk look full (`setDiskFullFault`).
+    let diskFullFault = Atomic<Bool>(false)
 
     struct Counters {
         var lastSequence: UInt64
@@ -223,6 +225,7 @@ public final class DocumentStore: Sendable {
 
     /// Runs a write transaction, turning database failures into `StoreError`s.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        if hasDiskFullFault { throw StoreError.injectedDiskFull }
         do {
             let tables = tableSet
             let result = try await accessGate.sharedIfOpen { try await writer.write { db in try Tables.with(tables) { try body(db) } } }

@@ -81,6 +81,12 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         .insufficientStorage,
         reason: "The disk is full: the write was not stored. Free some space; writes resume by themselves.")
 
+    /// A write refused because the nemesis makes the disk look full
+    /// (`DocumentStore.setDiskFullFault`): 507 as a real full disk, saying it is not one.
+    static let injectedDiskFull = StoreError(
+        .insufficientStorage,
+        reason: "The disk is full: the write was not stored. (A fault injected by the nemesis, not a real full disk: it lifts by itself.)")
+
     /// SQLite's `SQLITE_IOERR` (any extended code): a read or write of a file failed.
     static func isIOError(_ error: any Error) -> Bool {
         (error as? DatabaseError)?.resultCode == .SQLITE_IOERR

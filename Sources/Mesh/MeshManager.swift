@@ -289,6 +289,11 @@ public final class MeshManager: Sendable {
         replicator.start()
     }
 
+    /// Links waiting to reconnect try now (a fault was lifted, a partition healed).
+    public func redialNow() {
+        reconnectSignal.fire()
+    }
+
     /// Registers a connection a peer opened to us; returns a token for `inboundEnded`.
     public func inboundStarted(nodeID: String?, progress: ReplicationProgress) -> Int {
         // A peer reached us: links waiting to reconnect try now (a fault may have healed).

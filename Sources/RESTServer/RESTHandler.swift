@@ -17,6 +17,7 @@ public struct RESTHandler: Sendable {
     let logger: Logger
     let replications: (any ReplicationController)?
     let mesh: (any MeshController)?
+    let nemesis: (any NemesisController)?
     let metrics: RequestMetrics?
     /// SHA-256 of this listener's TLS certificate, when it has one (mesh proofs bind to it).
     let tlsCertificateDigest: [UInt8]?
@@ -26,10 +27,11 @@ public struct RESTHandler: Sendable {
     public init(
         registry: any DatabaseRegistry, configuration: RESTConfiguration, isAdmin: Bool, logger: Logger,
         replications: (any ReplicationController)? = nil, mesh: (any MeshController)? = nil,
-        metrics: RequestMetrics? = nil, tlsCertificateDigest: [UInt8]? = nil
+        nemesis: (any NemesisController)? = nil, metrics: RequestMetrics? = nil, tlsCertificateDigest: [UInt8]? = nil
     ) {
         self.tlsCertificateDigest = tlsCertificateDigest
         self.mesh = mesh
+        self.nemesis = nemesis
         self.metrics = metrics
         self.registry = registry
         self.configuration = configuration
@@ -128,6 +130,7 @@ public struct RESTHandler: Sendable {
             guard let mesh else { throw HTTPFailure.notFound("no mesh") }
             return RESTResponse.json(await mesh.meshStatus())
         }
+        if first == "_nemesis" { return try await nemesisRoute(request) }
         if first == "_active_tasks" {
             try allow(request, "GET,HEAD", request.isRead)
             try request.requireAdmin("Active tasks are listed on the admin port")

@@ -26,7 +26,7 @@ public enum ConfigLoader {
 
     static let topLevelKeys: Set<String> = [
         "interface", "adminInterface", "log", "databases", "data", "maxRequestBytes", "heartbeat", "peers", "discovery",
-        "httpIdleTimeout", "SSLCert", "SSLKey", "CORS",
+        "httpIdleTimeout", "SSLCert", "SSLKey", "CORS", "nemesis",
     ]
     static let databaseKeys: Set<String> = [
         "server", "revs_limit", "max_document_size", "durability", "replications", "mesh", "conflicts", "users", "roles", "sync",
@@ -113,6 +113,9 @@ public enum ConfigLoader {
         if let value = root["CORS"] {
             config.cors = try cors(value)
         }
+        if let value = root["nemesis"] {
+            config.nemesis = try nemesis(value)
+        }
         if let value = root["databases"] {
             guard let databases = value.objectValue else { throw ConfigError(message: "\"databases\" must be an object") }
             config.databases = try databases.keys.sorted().map { name in
@@ -120,6 +123,29 @@ public enum ConfigLoader {
             }
         }
         return Loaded(configuration: config, warnings: warnings, namesDatabases: root["databases"] != nil)
+    }
+
+    /// `"nemesis": {"enabled": true, "max_duration": 600}` (seconds; every fault lifts
+    /// itself within it).
+    static func nemesis(_ value: JSON) throws -> NemesisSettings {
+        guard let object = value.objectValue else {
+            throw ConfigError(message: "\"nemesis\" must be an object like {\"enabled\": true}")
+        }
+        var settings = NemesisSettings()
+        for key in object.keys.sorted() where !["enabled", "max_duration"].contains(key) && !isComment(key) {
+            throw ConfigError(message: "\"nemesis\" has no setting \"\(key)\" (enabled, max_duration)")
+        }
+        if let enabled = object["enabled"] {
+            guard let on = enabled.boolValue else { throw ConfigError(message: "\"nemesis.enabled\" must be true or false") }
+            settings.enabled = on
+        }
+        if let most = object["max_duration"] {
+            guard let seconds = most.doubleValue, seconds >= 1, seconds <= 86_400 else {
+                throw ConfigError(message: "\"nemesis.max_duration\" must be a number of seconds from 1 to 86400")
+            }
+            settings.maxDuration = .milliseconds(Int64(seconds * 1000))
+        }
+        return settings
     }
 
     /// `"CORS": {"origin": [...], "loginorigin": [...], "headers": [...], "maxAge": 600,

@@ -17,16 +17,20 @@ final class MeshLinkHook: BLIPUpgradeHook {
     let onAcceptor: @Sendable (String, String?) -> Void
     /// This node's connected peers, reported to the acceptor.
     let neighbors: @Sendable () -> String
+    /// Why a link to the acceptor is refused now (the nemesis's partition), or nil.
+    let refuse: @Sendable (String) -> String?
     private let sent = Mutex<String?>(nil)
 
     init(
         secret: MeshSecret?, nodeID: String, database: String, neighbors: @escaping @Sendable () -> String = { "" },
+        refuse: @escaping @Sendable (String) -> String? = { _ in nil },
         onAcceptor: @escaping @Sendable (String, String?) -> Void = { _, _ in }
     ) {
         self.secret = secret
         self.nodeID = nodeID
         self.database = database
         self.neighbors = neighbors
+        self.refuse = refuse
         self.onAcceptor = onAcceptor
     }
 
@@ -41,6 +45,9 @@ final class MeshLinkHook: BLIPUpgradeHook {
     func checkResponse(headers: [(String, String)], peerCertificateDigest: [UInt8]?) throws {
         func header(_ name: String) -> String? {
             headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+        if let acceptor = header("X-Shoal-Node-ID"), let reason = refuse(acceptor) {
+            throw BLIPError(code: 503, message: reason)
         }
         guard let secret else {
             if let acceptor = header("X-Shoal-Node-ID"), !acceptor.isEmpty { onAcceptor(acceptor, header(MeshManager.peersHeader)) }

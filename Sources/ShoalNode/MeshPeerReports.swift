@@ -109,6 +109,8 @@ struct MeshReportingDialer: BLIPDialer {
     let inner: any BLIPDialer
     let nodeID: String
     let interval: Duration
+    /// Attaches the faults of the peer reached to each link (nil: the nemesis is off).
+    let nemesis: Nemesis?
     /// The mesh of the database a URL names.
     let mesh: @Sendable (String) -> MeshManager?
 
@@ -126,11 +128,12 @@ struct MeshReportingDialer: BLIPDialer {
         subprotocols: [String]?, session: @escaping @Sendable (BLIPConnection) async throws -> Void
     ) async throws {
         let mesh = self.mesh(url)
-        let (nodeID, interval) = (self.nodeID, self.interval)
+        let (nodeID, interval, nemesis) = (self.nodeID, self.interval, self.nemesis)
         try await inner.dial(
             url: url, username: username, password: password, heartbeat: heartbeat, pinnedCertificate: pinnedCertificate,
             subprotocols: subprotocols
         ) { connection in
+            nemesis?.attach(connection, dialedURL: url)
             guard let mesh else { return try await session(connection) }
             MeshPeerReports.receive(on: connection, mesh: mesh)
             let reporter = Task { await MeshPeerReports.send(on: connection, mesh: mesh, nodeID: nodeID, interval: interval) }

@@ -104,6 +104,8 @@ public struct NodeConfiguration: Sendable, Equatable {
     /// Cross-origin access for browser apps (Sync Gateway's top-level `"CORS"`); nil:
     /// no CORS headers and no preflight answers (the default).
     public var cors: CORSPolicy?
+    /// The nemesis (`"nemesis"`): off unless enabled (docs/operations.md "The nemesis").
+    public var nemesis = NemesisSettings()
 
     public init() {}
 

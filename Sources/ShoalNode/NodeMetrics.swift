@@ -78,4 +78,22 @@ final class NodeMetrics: Sendable {
             return registry.emitToString()
         }
     }
+
+    /// Counts one fault the nemesis injected, by kind.
+    func nemesisApplied(kind: String) {
+        registry.makeCounter(
+            descriptor: Self.descriptor("shoal_nemesis_faults_total", "Faults the nemesis injected on request, by kind."),
+            labels: [("kind", kind)]
+        ).increment()
+    }
+
+    /// Sets how many faults of each kind the nemesis has in effect.
+    func nemesisActive(_ counts: [String: Int]) {
+        for (kind, count) in counts {
+            registry.makeGauge(
+                descriptor: Self.descriptor("shoal_nemesis_faults_active", "Faults the nemesis has in effect now, by kind."),
+                labels: [("kind", kind)]
+            ).set(to: Double(count))
+        }
+    }
 }

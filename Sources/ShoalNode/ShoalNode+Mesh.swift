@@ -29,6 +29,7 @@ extension ShoalNode: MeshController {
             "node": nodeDetails,
             "meshes": .array(groups),
             "discovery": .string(discoveryState),
+            "nemesis": nemesisStatus(),
         ]
     }
 

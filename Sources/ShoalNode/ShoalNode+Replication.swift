@@ -28,6 +28,9 @@ extension ShoalNode: SyncAcceptor {
         var access = PeerAccess.full
         var principal: Principal?
         var answer: HTTPFields = [:]
+        if let peerNodeID, let reason = nemesis?.refusal(peer: peerNodeID) {
+            throw SyncRefusal(status: 503, reason: reason)
+        }
         if let peerNodeID {
             let proofHeader = HTTPField.Name(MeshSecret.header)!
             if let refusal = security?.meshRefusal(nodeID: peerNodeID, proof: headers[proofHeader], binding: tlsBinding) {
@@ -64,7 +67,9 @@ extension ShoalNode: SyncAcceptor {
             answer[HTTPField.Name(MeshManager.peersHeader)!] = mesh.peersHeaderValue
         }
         let user = principal
+        let linkFaults = peerNodeID.flatMap { nemesis?.linkFaults(peer: $0) }
         return SyncAcceptance(responseHeaders: answer) { [access] connection in
+            if let linkFaults { connection.setFaults(linkFaults) }
             // The session's handlers are registered here, before the first frame is read.
             let collections = PassiveCollections(
                 store: store, connection: connection, access: access, logger: Logger(label: "Sync")

@@ -48,6 +48,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     let startedAt = Date()
     /// Settings changed through the admin config API, by database (`ShoalNode+Config.swift`).
     let runtime = Mutex<[String: RuntimeSettings]>([:])
+    /// Faults injected on request (nil: the config leaves the nemesis off).
+    public let nemesis: Nemesis?
     /// DNS-SD per mesh group, and the tasks feeding it into the meshes.
     private let discoveries = Mutex<[(ServiceDiscovery, Task<Void, Never>)]>([])
 
@@ -129,6 +131,13 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
             throw ConfigLoader.ConfigError(message: "TLS: \(error)")
         }
         let everyLinkTLS = configuration.sslCertificatePath != nil
+        let nemesis = configuration.nemesis.enabled
+            ? Nemesis(
+                settings: configuration.nemesis,
+                stores: Dictionary(uniqueKeysWithValues: configuration.databases.map { ($0.name, stores[$0.name]!) }),
+                metrics: metrics, logger: Logger(label: "Nemesis"))
+            : nil
+        self.nemesis = nemesis
         // The meshes exist only after the dialer they share: acceptor IDs reach them late-bound.
         let meshesByName = Mutex<[String: MeshManager]>([:])
         let webSocketDialer = WebSocketDialer(
@@ -147,15 +156,19 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
                     url: target, tls: .boundByApplication,
                     hook: MeshLinkHook(
                         secret: secrets[database], nodeID: nodeID, database: database,
-                        neighbors: { mesh?.peersHeaderValue ?? "" }
+                        neighbors: { mesh?.peersHeaderValue ?? "" },
+                        refuse: { nemesis?.refusal(peer: $0) }
                     ) { acceptor, reported in
+                        nemesis?.dialed(url: url, acceptor: acceptor)
                         mesh?.linked(remote: url, nodeID: acceptor)
                         mesh?.peerReported(nodeID: acceptor, header: reported)
                     },
                     connectTimeout: MeshConfiguration.connectTimeout)
             },
             logger: Logger(label: "Mesh"))
-        let meshDialer = MeshReportingDialer(inner: webSocketDialer, nodeID: nodeID, interval: configuration.heartbeat * 2) { url in
+        let meshDialer = MeshReportingDialer(
+            inner: webSocketDialer, nodeID: nodeID, interval: configuration.heartbeat * 2, nemesis: nemesis
+        ) { url in
             meshesByName.withLock { $0[ReplicationConfiguration(id: "", remote: url).remoteDatabase ?? ""] }
         }
         var meshes: [String: MeshManager] = [:]
@@ -173,6 +186,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         }
         self.meshes = meshes
         meshesByName.withLock { $0 = meshes }
+        // A lifted fault may have healed a link: every mesh redials at once.
+        nemesis?.setOnLift { [meshes] in for mesh in meshes.values { mesh.redialNow() } }
     }
 
     public func database(named name: String) -> DocumentStore? { stores[name] }
@@ -198,7 +213,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         func application(_ address: ListenAddress, admin: Bool) -> some Service {
             let handler = RESTHandler(
                 registry: self, configuration: restConfiguration, isAdmin: admin, logger: Logger(label: "HTTP"),
-                replications: self, mesh: self, metrics: requestMetrics,
+                replications: self, mesh: self, nemesis: self, metrics: requestMetrics,
                 tlsCertificateDigest: admin ? nil : publicTLS?.certificateDigest)
             return RESTListener.makeApplication(
                 handler: handler, host: address.host, port: address.port, sync: self, heartbeat: configuration.heartbeat,
@@ -241,6 +256,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public func waitUntilStopped() async {
         guard let running = running.withLock({ $0 }) else { return }
         _ = try? await running.task.value
+        nemesis?.stop()
         await stopReplication()
         await closeStores()
     }
@@ -250,6 +266,7 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
     public func stop() async {
         let clock = ContinuousClock()
         let start = clock.now
+        nemesis?.stop()
         await stopReplication()
         let replicationStopped = clock.now
         if let running = running.withLock({ $0 }) {
