@@ -275,7 +275,8 @@ def worker_main(args):
 
 
 class HostWriter(threading.Thread):
-    """Drives one worker inside host i: its own seeded stream of operations
+    """Drives one worker for host i (inside it, in the netns lab; beside the controller, on
+    real hosts: `lab.writer_argv`): its own seeded stream of operations
     (closed-loop bursts, or a timetable when `rate` is given: that host's share,
     in write attempts per second, from `start` for `duration` seconds, both on
     time.monotonic()), plus the edits the nemesis asks for (they go first)."""
@@ -291,8 +292,8 @@ class HostWriter(threading.Thread):
                               "t0": start + self.rng.uniform(0, period)}
         self.requests = queue.Queue()
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", lab.ns(i), sys.executable, ME, "--url", "http://127.0.0.1:4984/db",
-             "--ledger", ledger_path, "--label", f"host{i}", "--tag", f"c{i}", "--seed", f"{seed}{i:03d}"],
+            lab.writer_argv(i, [sys.executable, ME, "--url", lab.db_url(i),
+             "--ledger", ledger_path, "--label", f"host{i}", "--tag", f"c{i}", "--seed", f"{seed}{i:03d}"]),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
         self.last = {"acked": {}, "failed": {}, "retries409": 0}
         self.ops = 0

@@ -97,7 +97,8 @@ class LinkWatch:
         self.procs = []
         self.lock = threading.Lock()
         for i in hosts:
-            admin = f"http://127.0.0.1:{lab.hosts[i].get('admin_port', 4985)}"
+            # Inside the host in the netns lab; a real host by its admin URL (chaoshosts).
+            admin = lab.admin_url(i) if hasattr(lab, "admin_url") else f"http://127.0.0.1:{lab.hosts[i].get('admin_port', 4985)}"
             argv = lab.ip_netns_exec(i, [sys.executable, ME, "watch", "--admin", admin, "--db", lab.db,
                                          "--interval", str(interval), "--timeout", str(timeout)])
             p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,

@@ -10,6 +10,6 @@ struct Shoal: AsyncParsableCommand {
         commandName: "shoal",
         abstract: "A peer-to-peer replication mesh node with a Sync Gateway compatible REST API.",
         version: ShoalVersion.string,
-        subcommands: [Serve.self, Status.self, Replicate.self, Peers.self, Rekey.self, Keygen.self],
+        subcommands: [Serve.self, Status.self, Replicate.self, Peers.self, Rekey.self, Keygen.self, Chaos.self],
         defaultSubcommand: Serve.self)
 }
