@@ -66,7 +66,7 @@ run: build
 # The suites that drive other processes (shoal nodes in network namespaces with the
 # chaos run, schemathesis, Chromium) run after the rest: run beside the several hundred
 # in-process nodes on a two-core machine they starved them past their timing bounds.
-PROCESS_SUITES := NetnsMeshTests|APIFuzzScriptTests|BrowserAppTests|AdminUIBrowserTests
+PROCESS_SUITES := NetnsMeshTests|ChaosHostsTests|APIFuzzScriptTests|BrowserAppTests|AdminUIBrowserTests
 
 test: deps
 	$(SWIFT) build --build-tests

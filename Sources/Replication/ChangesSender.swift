@@ -342,8 +342,15 @@ final class ChangesSender: Sendable {
             await limiter.acquire(count)
             let chunk = Array(sent[offset..<(offset + count)])
             connection.sendRequests(Array(messages[offset..<(offset + count)])) { [self] index, result in
-                revDelivered(chunk[index].entry, result)
-                complete(chunk[index].index)
+                if case .failure(let error) = result, RevisionReceiver.isStoreFailure(error) {
+                    // The peer's store could not take it (its disk is full): not refused.
+                    // It stays pending, so that the checkpoint stops before it, and the
+                    // connection ends (the peer closes it too): the next one sends it again.
+                    storeRefused(chunk[index].entry, error)
+                } else {
+                    revDelivered(chunk[index].entry, result)
+                    complete(chunk[index].index)
+                }
                 limiter.release()
             }
             offset += count
@@ -534,6 +541,13 @@ final class ChangesSender: Sendable {
             progress.recordRefused()
             logger.debug("peer rejected \(entry.docID) \(entry.revID): \(error)")
         }
+    }
+
+    /// A `rev` the peer's store could not take (`RevisionReceiver.isStoreFailure`).
+    private func storeRefused(_ entry: ReplicationMessages.ChangeEntry, _ error: BLIPError) {
+        progress.update { $0.lastError = "push \(entry.docID) \(entry.revID): the peer could not store it: \(error)" }
+        logger.info("the peer could not store \(entry.docID) \(entry.revID) (\(error.code)): it goes again on the next connection")
+        Task { [connection] in await connection.close(error: BLIPError(code: error.code, message: "the peer's store could not take a revision: \(error.message)")) }
     }
 
     private func sendNoRev(_ entry: ReplicationMessages.ChangeEntry, code: Int, reason: String) async {

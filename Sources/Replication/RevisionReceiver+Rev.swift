@@ -35,14 +35,43 @@ extension RevisionReceiver {
 
     private static let attachmentsKey = Array("\"_attachments\"".utf8)
 
+    /// A failure of the store itself, not of the revision: 507 (the disk is full), 503 (the
+    /// store is closing or being rekeyed). The revision would be stored later.
+    static func isStoreFailure(_ error: BLIPError) -> Bool {
+        error.domain == ReplicationMessages.httpDomain && (error.code == 507 || error.code == 503)
+    }
+
+    /// Revisions the store could not take: their claims go (another link may get them),
+    /// but they stay pending, so the pull's checkpoint stops before them; the connection
+    /// closes, and the replicator's next connection starts again from that checkpoint and
+    /// is offered them again. (Skipping them, as a refused revision is skipped, would leave
+    /// this node without them for good: every peer's checkpoint would have passed them.)
+    func abandon(_ revisions: [(docID: String, rev: String)], because error: BLIPError) {
+        if claims.holdsAny(owner: ObjectIdentifier(self)) {
+            claims.release(revisions.map { Self.key($0.docID, $0.rev) }, owner: ObjectIdentifier(self))
+        }
+        let first = revisions.first.map { "\($0.docID) \($0.rev)" } ?? "a revision"
+        let closing = BLIPError(
+            code: error.code,
+            message: "the store could not take \(first) (\(error.code): \(error.message)): reconnecting to get it again")
+        Task { [connection] in await connection.close(error: closing) }
+    }
+
     /// A batch of revisions is stored (or failed): track them, then answer them all.
     func inserted(_ outcomes: [RevisionInserter.Outcome]) {
         var finished: [(docID: String, rev: String, failed: Bool)] = []
         finished.reserveCapacity(outcomes.count)
         var unknown = 0
         var stored = 0
+        var unstorable: [(docID: String, rev: String)] = []
+        var storeFailure: BLIPError?
         for outcome in outcomes {
-            if let docID = outcome.docID, let rev = outcome.revID {
+            if case .failure(let error) = outcome.result, Self.isStoreFailure(error) {
+                // The store could not take it (a full disk, a store closing): not this
+                // revision's fault. It stays pending, so that no checkpoint passes it.
+                storeFailure = storeFailure ?? error
+                if let docID = outcome.docID, let rev = outcome.revID { unstorable.append((docID, rev)) }
+            } else if let docID = outcome.docID, let rev = outcome.revID {
                 finished.append((docID, rev, (try? outcome.result.get()) == nil))
             } else {
                 unknown += 1
@@ -50,6 +79,7 @@ extension RevisionReceiver {
             if outcome.sequence != nil { stored += 1 }
         }
         finish(finished)
+        if let storeFailure { abandon(unstorable, because: storeFailure) }
         progress.update {
             $0.docsFailedPull += unknown
             $0.revisions.received += outcomes.count

@@ -107,6 +107,32 @@ import TestSupport
         try await node.request("PUT", "/db/new", json: ["n": 2]).expectStatus(201)
     }
 
+    /// Revisions a peer offered while this node's disk was full arrive once it is not:
+    /// a store failure (507) is not a refused revision, so no checkpoint passes it.
+    @Test func revisionsRefusedByAFullDiskArriveOnceItIsNot() async throws {
+        let b = try await TestNode.start(configure: Self.enabled)
+        let a = try await TestNode.start { configuration in
+            Self.enabled(&configuration)
+            configuration.peers = ["ws://127.0.0.1:\(b.ports.publicPort)/db"]
+        }
+        defer { Task { for node in [a, b] { await node.stop() } } }
+        _ = try await a.request("PUT", "/db/first", json: ["n": 1])
+        _ = try await b.request("PUT", "/db/second", json: ["n": 2])
+        #expect(try await eventually {
+            let counts = (try await Self.count(a), try await Self.count(b))
+            return counts == (2, 2)
+        })
+        // B's disk is full: what A pushes, and what B pulls, fails to store there.
+        try await b.request("POST", "/_nemesis", json: ["fault": "disk_full", "duration": 60], admin: true).expectStatus(201)
+        for doc in 0..<20 { _ = try await a.request("PUT", "/db/during-\(doc)", json: ["n": .int(Int64(doc))]) }
+        #expect(try await eventually {
+            try await a.request("GET", "/db/_peers", admin: true).json["peers"]?[0]?["last_error"]?.stringValue?.contains("store") == true
+        })
+        #expect(try await Self.count(b) == 2)
+        try await b.request("DELETE", "/_nemesis", admin: true).expectStatus(200)
+        #expect(try await eventually(timeout: .seconds(60)) { try await Self.count(b) == 22 })
+    }
+
     @Test func aClockOffsetMovesTheHybridClock() async throws {
         let node = try await TestNode.start(configure: Self.enabled)
         defer { Task { await node.stop() } }
