@@ -31,6 +31,7 @@ import TestSupport
     static func start(peers: [TestNode] = []) async throws -> TestNode {
         try await TestNode.start(conflicts: ConflictPolicy.none) { configuration in
             configuration.heartbeat = .milliseconds(500)
+            configuration.nemesis = NemesisSettings(enabled: true)
             configuration.passwordIterations = 1000
             configuration.peers = peers.map { "ws://127.0.0.1:\($0.ports.publicPort)/db" }
             configuration.databases[0].users = ["ann": ["password": "pw", "admin_channels": ["notes"]]]
@@ -90,6 +91,14 @@ import TestSupport
                 "C's link goes down")
             try await Task.sleep(for: .seconds(2))
             try await shot("2-mesh-node-stopped")
+            // An injected fault shows above the graph until it is lifted.
+            let bID = try #require(try await b.request("GET", "/_mesh", admin: true).json["node_id"]?.stringValue)
+            try await a.request("POST", "/_nemesis", json: ["fault": "stall", "peers": [.string(bID)], "duration": 60], admin: true)
+                .expectStatus(201)
+            try await expectPage("document.querySelector('#mesh-nemesis li[data-fault=stall]') !== null", "the injected stall")
+            try await shot("2b-mesh-nemesis")
+            try await a.request("DELETE", "/_nemesis", admin: true).expectStatus(200)
+            try await expectPage("document.querySelector('#mesh-nemesis') === null", "the stall lifted")
 
             // Documents: the list, then the conflicted document's tree.
             try await page.navigate("\(admin)/_admin/db/db")

@@ -1,7 +1,7 @@
 // The mesh view: every node this node knows (its peers and what they reported about
 // theirs) drawn as a graph, with each link's direction, state, lag and traffic, whether
 // it is in step or behind (what is pending each way), and the details of the node clicked.
-import { h, s, mount, ago, bytes, duration, shortID, facts } from "./dom.js";
+import { h, s, mount, ago, bytes, duration, shortID, facts, note } from "./dom.js";
 import { live, subscribe } from "./live.js";
 
 const WIDTH = 900;
@@ -161,6 +161,26 @@ function drawGraph(status, group, onSelect) {
     edges, circles);
 }
 
+/** The faults the nemesis injected into this node (docs/operations.md "The nemesis"),
+ *  shown above the graph so that nobody takes them for real ones. */
+function nemesisBanner(status) {
+  const faults = (status.nemesis && status.nemesis.faults) || [];
+  if (!faults.length) return null;
+  return note("error", h("div", { id: "mesh-nemesis" },
+    h("strong", {}, `Injected faults (the nemesis): ${faults.length} in effect — not real ones`),
+    h("ul", {}, faults.map(fault => h("li", { "data-fault": fault.fault }, faultText(fault))))));
+}
+
+function faultText(fault) {
+  const on = fault.peers ? ` of ${fault.peers.map(shortID).join(", ")}`
+    : fault.databases ? ` of ${fault.databases.join(", ")}` : "";
+  const how = {
+    partition: ` (${fault.direction})`, delay: ` ${fault.ms} ms ± ${fault.jitter_ms} ms`,
+    loss: ` ${fault.percent}%`, clock: ` ${fault.offset_ms} ms`,
+  }[fault.fault] || "";
+  return `#${fault.id} ${fault.fault}${on}${how}: lifts by itself in ${duration(fault.remaining || 0)}`;
+}
+
 function details(status, group) {
   if (!selected || selected === status.node_id) {
     const node = status.node || {};
@@ -173,6 +193,8 @@ function details(status, group) {
       ["Uptime", node.uptime_seconds !== undefined ? duration(node.uptime_seconds) : "–"],
       ["Memory (RSS)", bytes(node.rss_bytes)],
       ["Discovery", status.discovery],
+      ["Nemesis", !(status.nemesis && status.nemesis.enabled) ? "off"
+        : `on: ${(status.nemesis.faults || []).length} faults in effect, ${Object.values(status.nemesis.applied || {}).reduce((a, b) => a + b, 0)} injected since the start`],
       ["Mesh group", `${group.group} (max ${group.max_peers} peers)`],
     ])];
   }
@@ -220,6 +242,7 @@ export function render({ main, db }) {
       return;
     }
     mount(graphCard,
+      nemesisBanner(status),
       h("div", { class: "toolbar" }, h("strong", {}, `Group “${group.group}” (database ${group.database})`),
         h("span", { class: "muted" }, `${group.peers_connected} of ${group.peers.length} links up`),
         h("span", { class: `step ${group.in_step ? "in-step" : "behind"}` }, group.in_step ? "in step with every peer" : "not in step")),
