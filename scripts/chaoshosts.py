@@ -31,6 +31,7 @@ import os
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 
@@ -50,6 +51,7 @@ class Hosts:
         self.env = dict(os.environ)
         self.lock = threading.Lock()
         self.ids = {}                # host -> node ID
+        self.public_ports = {}       # host -> its node's public port
         self.held = {}               # (host, tag) -> fault id, for faults lifted one by one
         self.flappers = {}           # host -> stop event
         self.events = []             # (epoch, text), as netlab's events.log
@@ -108,6 +110,8 @@ class Hosts:
             if status != 200 or not isinstance(mesh, dict) or "node_id" not in mesh:
                 raise HostError(f"host {i}: {self.urls[i]}/_mesh answered {status}: is it a Shoal node's admin port?")
             self.ids[i] = mesh["node_id"]
+            public = ((mesh.get("node") or {}).get("addresses") or {}).get("public", "")
+            self.public_ports[i] = int(public.rsplit(":", 1)[1]) if ":" in public else 4984
             if not (mesh.get("nemesis") or {}).get("enabled"):
                 raise HostError(f"host {i} ({self.urls[i]}): the nemesis is off: its config needs "
                                 '"nemesis": {"enabled": true} (docs/operations.md "The nemesis")')
@@ -131,6 +135,11 @@ class Hosts:
 
     def db_url(self, i):
         return f"{self.urls[i]}/{self.db}"
+
+    def public_db_url(self, i, scheme="http"):
+        """The database on node i's public port (where clients connect), by the admin URL's host."""
+        host = urllib.parse.urlparse(self.urls[i]).hostname
+        return f"{scheme}://{host}:{self.public_ports.get(i, 4984)}/{self.db}"
 
     def admin_url(self, i):
         return self.urls[i]

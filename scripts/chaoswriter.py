@@ -193,8 +193,10 @@ def worker_main(args):
             w.delete(victim)
         elif r < 0.87 and w.created:
             attach(rng.choice(w.created), rng.choice([64, 700, 4096, 20000]))
-        else:
+        elif hot:
             w.put(f"hot-{rng.randrange(hot)}", update=True)
+        else:                   # a client writer: its own documents only
+            w.create_one()
         return 1
 
     def timed(until, hot):
@@ -281,7 +283,8 @@ class HostWriter(threading.Thread):
     in write attempts per second, from `start` for `duration` seconds, both on
     time.monotonic()), plus the edits the nemesis asks for (they go first)."""
 
-    def __init__(self, lab, i, seed, hot, ledger_path, stop, pace=0.2, rate=None, start=None, duration=None):
+    def __init__(self, lab, i, seed, hot, ledger_path, stop, pace=0.2, rate=None, start=None, duration=None,
+                 label=None, tag=None):
         super().__init__(daemon=True)
         self.lab, self.i, self.hot, self.stop, self.pace = lab, i, hot, stop, pace
         self.rng = random.Random(f"{seed}-writer-{i}")
@@ -293,7 +296,8 @@ class HostWriter(threading.Thread):
         self.requests = queue.Queue()
         self.proc = subprocess.Popen(
             lab.writer_argv(i, [sys.executable, ME, "--url", lab.db_url(i),
-             "--ledger", ledger_path, "--label", f"host{i}", "--tag", f"c{i}", "--seed", f"{seed}{i:03d}"]),
+             "--ledger", ledger_path, "--label", label or f"host{i}", "--tag", tag or f"c{i}",
+             "--seed", f"{seed}{i:03d}"]),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
         self.last = {"acked": {}, "failed": {}, "retries409": 0}
         self.ops = 0

@@ -6,6 +6,9 @@ import DocumentStore
 // Sync Gateway 4 (couchbase-lite-core's Pusher.cc: `proposeChanges` with
 // `conflictIncludesRev=true`, rows `[docID, version, remote version?]`; a 409 answer names
 // the peer's current version). Replication.md, "Shoal's replicator over CBMobile_4".
+// Also a client's push over revision trees (`PeerDialect.actsAsClient`, as Couchbase Lite
+// 3 pushes to Sync Gateway): rows `[docID, revID, remote revID?]`, the same retry with the
+// peer's revision as parent when it is an ancestor of ours.
 extension ChangesSender {
     /// What the peer answered for one proposed document.
     enum ProposalStatus: Equatable {
@@ -53,9 +56,14 @@ extension ChangesSender {
         var statuses = Self.proposalStatuses(try await pending.value.get(), count: batch.entries.count)
         var retries: [(index: Int, parent: String)] = []
         for (index, status) in statuses.enumerated() {
-            guard case .conflict(let theirs?) = status, let vector = batch.vectors[batch.entries[index].docID],
-                  let version = try? Version(parsing: theirs), version != vector.current, vector.contains(version)
-            else { continue }
+            guard case .conflict(let theirs?) = status else { continue }
+            let entry = batch.entries[index]
+            if let vector = batch.vectors[entry.docID] {
+                guard let version = try? Version(parsing: theirs), version != vector.current, vector.contains(version) else { continue }
+            } else {
+                // Revision trees (a client's push): the peer's revision is an ancestor of ours.
+                guard batch.ancestors["\(entry.docID)\u{0}\(entry.revID)"]?.contains(theirs) == true else { continue }
+            }
             retries.append((index, theirs))
         }
         if !retries.isEmpty {

@@ -366,6 +366,9 @@ final class ChangesSender: Sendable {
         /// The vector sent for each document (a version-vector peer): its winner's, or
         /// what `proposalVectors` makes of it.
         var vectors: [String: VersionVector] = [:]
+        /// The ancestors of each offered revision (proposals over revision trees): a 409
+        /// naming one of them is the peer's older revision, not a conflict.
+        var ancestors: [String: Set<String>] = [:]
     }
 
     /// Entries for every leaf of each changed document (one tracker part per leaf).
@@ -423,6 +426,9 @@ final class ChangesSender: Sendable {
                     batch.entries.append(entry)
                     batch.indices.append(index)
                     batch.pages.append(page)
+                    if options.proposes, !options.versionVectors {
+                        batch.ancestors["\(listing.docID)\u{0}\(rev)"] = Set(listing.tree.history(of: rev).dropFirst().map(\.description))
+                    }
                 }
             }
         }

@@ -40,6 +40,9 @@ public struct PeerDialect: Sendable, Equatable, CustomStringConvertible {
 
     public var version: ProtocolVersion
     public var peer: Peer
+    /// This side dialed as a Couchbase Lite client would (`ReplicationConfiguration.asClient`):
+    /// the peer serves it in no-conflicts mode.
+    public var actsAsClient = false
 
     public init(version: ProtocolVersion = .default, peer: Peer = .shoal) {
         self.version = version
@@ -65,8 +68,10 @@ public struct PeerDialect: Sendable, Equatable, CustomStringConvertible {
     public var offersWinnersOnly: Bool { peer == .client || namesByVersions }
 
     /// A push offers with `proposeChanges` (each winner's current version), as Couchbase
-    /// Lite 4 pushes to Sync Gateway 4; else with `changes`.
-    public var proposesOnPush: Bool { namesByVersions }
+    /// Lite 4 pushes to Sync Gateway 4, and as a client pushes over revision trees
+    /// (Couchbase Lite 3: couchbase-lite-core's Pusher proposes unless conflicts are
+    /// allowed, and Sync Gateway refuses `changes` from a client); else with `changes`.
+    public var proposesOnPush: Bool { namesByVersions || actsAsClient }
 
     /// Revision-tree rows and `rev`s carry Shoal's vectors (`shoal-vvs`, `shoal-vv`), so a
     /// revision has the same vector on every node (docs/architecture.md §10.9).

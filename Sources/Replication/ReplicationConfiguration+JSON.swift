@@ -77,6 +77,7 @@ extension ReplicationConfiguration {
             }
             versioning = parsed
         }
+        asClient = try Self.bool(json["client"], "client", id) ?? false
         if let batch = json["batch_size"] {
             guard let size = batch.intValue, size > 0, size <= 1000 else {
                 throw .init(reason: "replication \(id): \"batch_size\" must be 1…1000")
@@ -121,6 +122,7 @@ extension ReplicationConfiguration {
         if let collections { object["collections"] = .array(collections.map { .string($0.description) }) }
         if allCollections { object["collections_enabled"] = true }
         if versioning != .default { object["versioning"] = .string(versioning.subChangesVersioning) }
+        if asClient { object["client"] = true }
         return .object(object)
     }
 }

@@ -55,6 +55,12 @@ public struct ReplicationConfiguration: Sendable, Equatable {
     /// the peer speaks it, as Couchbase Lite 4 does; revision trees otherwise).
     public var versioning = ProtocolVersion.default
 
+    /// Dial as a Couchbase Lite client would (`"client": true`, Shoal's own key): without
+    /// the header that names Shoal's replicator, so that a Shoal node or Sync Gateway
+    /// serves it as a client (no-conflicts mode: branches refused, winners offered). The
+    /// chaos run's client writers use it to play Couchbase Lite 3 and 4.
+    public var asClient = false
+
     public init(
         id: String, remote: String, direction: Direction = .pushAndPull, continuous: Bool = false,
         channels: [String]? = nil, docIDs: [String]? = nil, username: String? = nil, password: String? = nil,

@@ -7,11 +7,14 @@ import Synchronization
 /// or the admin API, listed, inspected and stopped.
 public final class ReplicationManager: Sendable {
     private let dialer: any BLIPDialer
+    /// The dialer of replications that dial as a client (`asClient`).
+    private let clientDialer: any BLIPDialer
     private let logger: Logger
     private let replications = Mutex<[String: [String: Replicator]]>([:])
 
-    public init(dialer: any BLIPDialer, logger: Logger = Logger(label: "Replicate")) {
+    public init(dialer: any BLIPDialer, clientDialer: (any BLIPDialer)? = nil, logger: Logger = Logger(label: "Replicate")) {
         self.dialer = dialer
+        self.clientDialer = clientDialer ?? dialer
         self.logger = logger
     }
 
@@ -22,7 +25,8 @@ public final class ReplicationManager: Sendable {
         collections: [(name: CollectionName, store: DocumentStore)] = []
     ) async -> Replicator {
         let replicator = Replicator(
-            store: store, configuration: configuration, dialer: dialer, logger: logger, collections: collections)
+            store: store, configuration: configuration, dialer: configuration.asClient ? clientDialer : dialer, logger: logger,
+            collections: collections)
         let previous = replications.withLock { all -> Replicator? in
             defer { all[store.name, default: [:]][configuration.id] = replicator }
             return all[store.name]?[configuration.id]

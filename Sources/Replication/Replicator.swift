@@ -184,9 +184,9 @@ public final class Replicator: Sendable {
     /// `BLIP_3+CBMobile_4`).
     func peerAccess(_ connection: BLIPConnection) -> PeerAccess {
         let nodeID = peerNodeID()
-        let access = PeerAccess(
-            dialect: PeerDialect(subprotocol: connection.subprotocol, peer: nodeID == nil ? .server : .shoal),
-            origin: .peer(node: nodeID, detail: configuration.redactedRemote))
+        var dialect = PeerDialect(subprotocol: connection.subprotocol, peer: nodeID == nil ? .server : .shoal)
+        dialect.actsAsClient = configuration.asClient
+        let access = PeerAccess(dialect: dialect, origin: .peer(node: nodeID, detail: configuration.redactedRemote))
         if let subprotocol = connection.subprotocol { progress.update { $0.subprotocol = subprotocol } }
         return access
     }

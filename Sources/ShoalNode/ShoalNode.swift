@@ -111,7 +111,8 @@ public final class ShoalNode: DatabaseRegistry, Sendable {
         viewEngines = stores.mapValues {
             ViewEngine(store: $0, options: .init(timeout: configuration.viewTimeout), logger: Logger(label: "Query"))
         }
-        replications = ReplicationManager(dialer: WebSocketDialer(), logger: Logger(label: "Replicate"))
+        replications = ReplicationManager(
+            dialer: WebSocketDialer(), clientDialer: WebSocketDialer(extraHeaders: [:]), logger: Logger(label: "Replicate"))
         let secrets = Dictionary(uniqueKeysWithValues: configuration.databases.compactMap { database in
             database.meshSecret.map { (database.name, MeshSecret($0)) }
         })

@@ -49,6 +49,9 @@ struct Chaos: ParsableCommand {
     @Option(help: "Seconds to wait for convergence after the final heal.")
     var wait: Double?
 
+    @Option(help: "Client writers of each BLIP generation (Couchbase Lite 3 and 4, played by local Shoal nodes dialing as clients).")
+    var clients: Int?
+
     func validate() throws {
         guard hosts.count >= 2 else { throw ValidationError("give the admin URLs of at least two nodes") }
         for url in hosts where !(url.hasPrefix("http://") || url.hasPrefix("https://")) {
@@ -68,6 +71,9 @@ struct Chaos: ParsableCommand {
         if let faultInterval { arguments += ["--fault-interval", faultInterval] }
         if let faultMax { arguments += ["--fault-max", "\(faultMax)"] }
         if let wait { arguments += ["--wait", "\(wait)"] }
+        if let clients { arguments += ["--clients", "\(clients)"] }
+        // The client writers run this very binary.
+        setenv("SHOAL_BIN", URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path, 0)
         // The engine takes over this process (its exit status is the run's).
         let argv = arguments.map { strdup($0) } + [nil]
         execv(python, argv)
