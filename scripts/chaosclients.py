@@ -21,9 +21,9 @@ import signal
 import socket
 import subprocess
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
+
+from chaoshosts import http
 
 GENERATIONS = {"cbl3": "rev-trees", "cbl4": "version-vectors"}
 
@@ -38,20 +38,6 @@ def free_ports(count):
     for s in socks:
         s.close()
     return ports
-
-
-def http(method, url, body=None, timeout=10.0):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json"} if data else {})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            return r.status, json.loads(r.read() or b"null")
-    except urllib.error.HTTPError as e:
-        try:
-            return e.code, json.loads(e.read() or b"null")
-        except ValueError:
-            return e.code, None
 
 
 class Client:

@@ -39,6 +39,21 @@ class HostError(Exception):
     pass
 
 
+def http(method, url, body=None, timeout=10.0):
+    """(status, JSON answer) of one request; an HTTP error status is an answer, not an error."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"} if data else {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        try:
+            return e.code, json.loads(e.read() or b"null")
+        except ValueError:
+            return e.code, None
+
+
 class Hosts:
     """Real hosts, each named by its node's admin URL (http://host:4985)."""
 
@@ -61,17 +76,7 @@ class Hosts:
     # ------------------------------------------------------------ HTTP
 
     def request(self, i, method, path, body=None, timeout=None):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.urls[i] + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"} if data else {})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout or self.timeout) as r:
-                return r.status, json.loads(r.read() or b"null")
-        except urllib.error.HTTPError as e:
-            try:
-                return e.code, json.loads(e.read() or b"null")
-            except ValueError:
-                return e.code, None
+        return http(method, self.urls[i] + path, body, timeout or self.timeout)
 
     def inject(self, i, fault, tag=None):
         """POSTs a fault to node i; returns its id (None when the node could not be reached)."""
