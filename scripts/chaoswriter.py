@@ -126,7 +126,8 @@ def worker_main(args):
     from labutil import Client, docpath
 
     wargs = argparse.Namespace(url=args.url, timeout=args.timeout, ledger=args.ledger, label=args.label,
-                               tag=args.tag, set=None, pad=0, verbose=False, retry_delay=0.1)
+                               tag=args.tag, set=None, pad=0, verbose=False, retry_delay=0.1,
+                               by_version=args.by_version)
     w = ledger.Writer(wargs)
     rng = random.Random(args.seed)
     att_conn = Client(args.url, timeout=args.timeout)
@@ -163,7 +164,7 @@ def worker_main(args):
             except ValueError:
                 body = {}
             if status in (200, 201) and body.get("rev"):
-                w.ledger.append([w.record(doc_id, body["rev"], "att")])
+                w.ledger.append([w.record(doc_id, body["rev"], "att", body.get("cv"))])
                 return True
             if status == 409:
                 w.conflicts += 1
@@ -284,7 +285,7 @@ class HostWriter(threading.Thread):
     time.monotonic()), plus the edits the nemesis asks for (they go first)."""
 
     def __init__(self, lab, i, seed, hot, ledger_path, stop, pace=0.2, rate=None, start=None, duration=None,
-                 label=None, tag=None):
+                 label=None, tag=None, by_version=False):
         super().__init__(daemon=True)
         self.lab, self.i, self.hot, self.stop, self.pace = lab, i, hot, stop, pace
         self.rng = random.Random(f"{seed}-writer-{i}")
@@ -297,7 +298,7 @@ class HostWriter(threading.Thread):
         self.proc = subprocess.Popen(
             lab.writer_argv(i, [sys.executable, ME, "--url", lab.db_url(i),
              "--ledger", ledger_path, "--label", label or f"host{i}", "--tag", tag or f"c{i}",
-             "--seed", f"{seed}{i:03d}"]),
+             "--seed", f"{seed}{i:03d}"] + (["--by-version"] if by_version else [])),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
         self.last = {"acked": {}, "failed": {}, "retries409": 0}
         self.ops = 0
@@ -371,6 +372,7 @@ def main():
     ap.add_argument("--ledger", required=True)
     ap.add_argument("--label")
     ap.add_argument("--tag")
+    ap.add_argument("--by-version", action="store_true", help="record revisions by version too (a CBMobile_4 client)")
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("--timeout", type=float, default=5.0)
     return worker_main(ap.parse_args())

@@ -146,10 +146,16 @@ class Writer:
         self.new_counter += 1
         return f"{self.tag}-{self.new_counter:06d}"
 
-    def record(self, doc_id, rev, op):
+    def record(self, doc_id, rev, op, cv=None):
         self.known[doc_id] = rev
         self.acked[op] += 1
-        return {"id": doc_id, "rev": rev, "node": self.label, "op": op, "t": round(time.time(), 6), "tag": self.tag}
+        entry = {"id": doc_id, "rev": rev, "node": self.label, "op": op, "t": round(time.time(), 6), "tag": self.tag}
+        if getattr(self.args, "by_version", False) and cv:
+            # A writer whose revisions travel by versions (a Couchbase Lite 4 client's):
+            # other nodes name them with revision IDs of their own, so the version counts.
+            entry["cv"] = cv
+            entry["by"] = "version"
+        return entry
 
     def fail(self, why, resp=None):
         self.failed[why] += 1
@@ -199,7 +205,7 @@ class Writer:
                 self.transport_error(e)
                 return
             if status in (200, 201) and isinstance(resp, dict) and resp.get("rev"):
-                self.ledger.append([self.record(doc_id, resp["rev"], "put")])
+                self.ledger.append([self.record(doc_id, resp["rev"], "put", resp.get("cv"))])
                 return
             if status == 409:
                 self.conflicts += 1
@@ -224,7 +230,7 @@ class Writer:
                 self.transport_error(e)
                 return
             if status in (200, 201) and isinstance(resp, dict) and resp.get("rev"):
-                self.ledger.append([self.record(doc_id, resp["rev"], "delete")])
+                self.ledger.append([self.record(doc_id, resp["rev"], "delete", resp.get("cv"))])
                 self.known.pop(doc_id, None)
                 return
             if status == 409:
@@ -253,7 +259,7 @@ class Writer:
         entries = []
         for d, r in zip(docs, resp):
             if isinstance(r, dict) and r.get("rev") and not r.get("error") and r.get("id") == d["_id"]:
-                entries.append(self.record(d["_id"], r["rev"], "bulk"))
+                entries.append(self.record(d["_id"], r["rev"], "bulk", r.get("cv")))
                 self.created.append(d["_id"])
             else:
                 self.fail(f"bulk item {r.get('error') if isinstance(r, dict) else r}")
@@ -319,15 +325,45 @@ class Writer:
 # ----------------------------------------------------------------- verify
 
 
+def vector_times(text):
+    """{source: time} of a version vector's text (`time@source` items, `,` or `;` apart)."""
+    times = {}
+    for item in text.replace(";", ",").split(","):
+        item = item.strip()
+        if "@" in item:
+            t, source = item.split("@", 1)
+            try:
+                times[source] = max(times.get(source, 0), int(t, 16))
+            except ValueError:
+                pass
+    return times
+
+
 def check_node(db_url, ledger_path, timeout, ids_filter=None):
-    """Which ledger revisions does the node lack? -> {"checked", "missing": [[id, rev]]}"""
+    """Which ledger revisions does the node lack? -> {"checked", "missing": [[id, rev]]}
+    An entry recorded by version (`"by": "version"`) is present when the node's vector of
+    the document holds its version (a later version of the same source supersedes it)."""
     entries = Ledger(ledger_path).read()
     want = collections.defaultdict(set)
+    by_version = collections.defaultdict(list)
     for e in entries:
         if ids_filter is None or e["id"] in ids_filter:
-            want[e["id"]].add(e["rev"])
+            if e.get("by") == "version":
+                by_version[e["id"]].append(e)
+            else:
+                want[e["id"]].add(e["rev"])
     c = Client(db_url, timeout=timeout)
     missing = []
+    for doc_id, versioned in sorted(by_version.items()):
+        try:
+            raw = c.get_json("/_raw" + docpath(doc_id))
+            held = vector_times(((raw or {}).get("_sync") or {}).get("vv") or "")
+        except HTTPError:
+            held = {}
+        for e in versioned:
+            t, _, source = e["cv"].partition("@")
+            if held.get(source, -1) < int(t, 16):
+                missing.append([doc_id, e["rev"]])
     ids = sorted(want)
     for k in range(0, len(ids), 500):
         batch = {i: sorted(want[i]) for i in ids[k:k + 500]}
@@ -337,7 +373,8 @@ def check_node(db_url, ledger_path, timeout, ids_filter=None):
                 if rev in want.get(doc_id, ()):
                     missing.append([doc_id, rev])
     c.close()
-    return {"checked": sum(len(v) for v in want.values()), "docs": len(want), "missing": missing}
+    checked = sum(len(v) for v in want.values()) + sum(len(v) for v in by_version.values())
+    return {"checked": checked, "docs": len(set(want) | set(by_version)), "missing": missing}
 
 
 def verify(args):
@@ -452,6 +489,8 @@ def main():
     w.add_argument("--netlab", action="store_true", help="write to a host of the running netlab")
     w.add_argument("--label", help="name of the node in the ledger (default: host<I> or the URL)")
     w.add_argument("--tag", help="writer name, prefix of created doc IDs (default w<pid>)")
+    w.add_argument("--by-version", action="store_true",
+                   help="record each revision's current version (cv) too, and verify it by version")
     w.add_argument("--new", type=int, default=0, metavar="N", help="create N new documents")
     w.add_argument("--bulk", type=int, default=1, metavar="B", help="create documents in _bulk_docs batches of B")
     w.add_argument("--docs", metavar="SPEC", help="update (or create) these docs: conf-0..9 or a,b,c")
