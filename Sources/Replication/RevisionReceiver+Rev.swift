@@ -94,7 +94,9 @@ extension RevisionReceiver {
     /// `dialect.namesByVersions`: `rev` and `history` are a version vector (CBMobile_4).
     static func parseRev(_ message: BLIPMessage, dialect: PeerDialect = PeerDialect()) throws(BLIPError) -> DocumentUpdate {
         let noConflicts = dialect.refusesBranches
-        if dialect.namesByVersions { return try parseVersionedRev(message, noConflicts: noConflicts) }
+        if dialect.namesByVersions {
+            return try parseVersionedRev(message, noConflicts: noConflicts, checkingCausality: dialect.peer == .client)
+        }
         // The common case: a canonical body without `_` keys (as Shoal and Couchbase
         // Lite send them) is validated, not parsed, and stored as received.
         if let docID = message["id"], let revString = message["rev"],

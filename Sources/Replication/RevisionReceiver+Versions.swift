@@ -16,12 +16,22 @@ extension RevisionReceiver {
     /// without (what Shoal's replicator pulls from a Sync Gateway 4 or Shoal node), one
     /// that is newer than the winner becomes its child and a concurrent one a branch (a
     /// conflict the node resolves), rule 5.
-    static func parseVersionedRev(_ message: BLIPMessage, noConflicts: Bool = true) throws(BLIPError) -> DocumentUpdate {
+    ///
+    /// The vector is checked for causality (`VersionVector.checkCausality`) when a client
+    /// sent it; not when a server did (what Shoal's replicator pulls): a server shows its
+    /// winner with the versions of the branches it closed in its history
+    /// (`DocumentStore.winnerVectorOverLeaves`), and a closed branch may be newer than the
+    /// winner (written later, or on a clock ahead), so that a client holding the branch
+    /// takes the winner as its successor. Refusing that vector left such a client on the
+    /// closed branch for good.
+    static func parseVersionedRev(
+        _ message: BLIPMessage, noConflicts: Bool = true, checkingCausality: Bool = true
+    ) throws(BLIPError) -> DocumentUpdate {
         guard let docID = message["id"], !docID.isEmpty else { throw ReplicationMessages.error(400, "rev without a document ID") }
         guard let revString = message["rev"], !revString.isEmpty else {
             throw ReplicationMessages.error(400, "rev of '\(docID)' without a version")
         }
-        let vector = try parseVector(docID: docID) { () throws(VersionVectorError) in
+        let vector = try parseVector(docID: docID, checkingCausality: checkingCausality) { () throws(VersionVectorError) in
             try VersionVector.parseRevMessage(rev: revString, history: message["history"]).vector
         }
         let deleted = deletedProperty(message)
